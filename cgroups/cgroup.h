@@ -1,0 +1,34 @@
+/* Resource limits as the launch path sees them: one cgroup per sandbox,
+ * created with its limits before the child exists, read and removed after. */
+#ifndef CG_CGROUP_H
+#define CG_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "src/error.h"
+#include "src/policy.h"
+
+struct cg_handle;
+
+struct cg_stats {
+	bool oom_killed;
+	int64_t memory_peak;   /* bytes, -1 = unknown */
+	double user_ms;        /* -1 = unknown */
+	double sys_ms;         /* -1 = unknown */
+};
+
+/* Parent, before clone. *out stays NULL (rc 0) when p asks for no limits:
+ * then no cgroup access is needed at all. */
+int cg_create(const struct cl_policy *p, struct cg_handle **out, cl_error *err);
+/* Directory fd for clone3(CLONE_INTO_CGROUP), or -1 when the backend cannot
+ * do that (v1): then cg_attach() runs before the child is released. */
+int cg_clone_fd(const struct cg_handle *h);
+int cg_attach(struct cg_handle *h, pid_t pid, cl_error *err);
+/* After the sandbox's init exited: OOM, peak memory, cpu time. */
+int cg_collect(struct cg_handle *h, struct cg_stats *st);
+/* Kills whatever is left inside, removes the cgroup, frees h. NULL is fine. */
+void cg_destroy(struct cg_handle *h);
+
+#endif

@@ -1,0 +1,147 @@
+/* The sandbox side of the launch: a flat list of named setup steps run by the
+ * cloned child (root of the new user namespace, pid 1 of the new pid
+ * namespace), then the fork of the command, which drops everything and execs. */
+#define _GNU_SOURCE
+#include "ns/child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns/caps.h"
+#include "ns/init.h"
+#include "ns/mounts.h"
+#include "ns/net.h"
+#include "ns/sync.h"
+#include "src/parse.h"
+
+/* ---- child (pid 1 in the sandbox, full caps in its own userns only) ---- */
+
+static int step_die_with_parent(struct ns_child *c, cl_error *err)
+{
+	struct pollfd pfd = {.fd = c->sync_fd, .events = POLLIN};
+
+	if (!c->p->die_with_parent)
+		return 0;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return cl_fail_errno(err, "setting the parent-death signal");
+	/* The parent may have died before prctl: its end of the sync socket
+	 * is then closed. (getppid() is 0 across a pid namespace.) */
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))
+		_exit(125);
+	return 0;
+}
+
+static int write_file(const char *path, const char *data, cl_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return cl_fail_errno(err, "opening %s", path);
+	n = write(fd, data, strlen(data));
+	if (n < 0) {
+		int rc = cl_fail_errno(err, "writing %s", path);
+		close(fd);
+		return rc;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The child maps itself: a single id mapping of the creator's own euid is
+ * allowed from inside the new user namespace, so no round trip to the
+ * parent is needed. setgroups must be denied before gid_map (kernel rule). */
+static int step_idmaps(struct ns_child *c, cl_error *err)
+{
+	char line[64];
+
+	if (!(c->p->ns_flags & CLONE_NEWUSER))
+		return 0;
+	if (write_file("/proc/self/setgroups", "deny", err) < 0)
+		return cl_error_code(err);
+	cl_format_idmap(line, sizeof(line), c->p->uid, c->outer_uid);
+	if (write_file("/proc/self/uid_map", line, err) < 0)
+		return cl_error_code(err);
+	cl_format_idmap(line, sizeof(line), c->p->gid, c->outer_gid);
+	return write_file("/proc/self/gid_map", line, err);
+}
+
+/* With a cgroup v1 backend the parent attaches us after clone; nothing that
+ * could allocate limited resources happens before its "go". */
+static int step_wait_go(struct ns_child *c, cl_error *err)
+{
+	struct ns_msg m;
+	int rc;
+
+	if (!c->wait_go)
+		return 0;
+	rc = ns_msg_recv(c->sync_fd, &m);
+	if (rc <= 0 || m.type != NS_MSG_GO)
+		return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the cgroup placement");
+	return 0;
+}
+
+static int step_mounts(struct ns_child *c, cl_error *err)
+{
+	if (!(c->p->ns_flags & CLONE_NEWNS))
+		return 0;
+	return ns_mounts_setup(c->p, err);
+}
+
+static int step_network(struct ns_child *c, cl_error *err)
+{
+	if (!(c->p->ns_flags & CLONE_NEWNET))
+		return 0;
+	return ns_net_loopback_up(err);
+}
+
+static int step_hostname(struct ns_child *c, cl_error *err)
+{
+	const char *h = c->p->hostname;
+
+	if (!h || !(c->p->ns_flags & CLONE_NEWUTS))
+		return 0;
+	if (sethostname(h, strlen(h)) < 0)
+		return cl_fail_errno(err, "setting hostname '%s'", h);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct ns_child *c, cl_error *err);
+} child_steps[] = {
+	/* Order: die-with-parent first so an orphaned child never proceeds;
+	 * id maps before anything that checks credentials; the cgroup "go"
+	 * before resources are allocated; mounts need the id maps (file
+	 * access checks use the mapped ids); hostname last. */
+	{"die-with-parent", step_die_with_parent},
+	{"uid/gid maps", step_idmaps},
+	{"cgroup placement", step_wait_go},
+	{"mounts", step_mounts},
+	{"network", step_network},
+	{"hostname", step_hostname},
+};
+
+_Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)
+{
+	ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, err->errnum, 0, step, err->msg);
+	_exit(125);
+}
+
+_Noreturn void ns_child_main(struct ns_child *c)
+{
+	cl_error err = {0};
+
+	for (size_t i = 0; i < sizeof(child_steps) / sizeof(*child_steps); i++)
+		if (child_steps[i].run(c, &err) < 0)
+			fail_setup(c, child_steps[i].name, &err);
+	ns_init_run(c);
+}

@@ -1,0 +1,30 @@
+/* What the parent hands to the cloned child: everything is prepared before
+ * clone so the child only performs its named steps. */
+#ifndef NS_CHILD_H
+#define NS_CHILD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "seccomp/seccomp.h"
+#include "src/policy.h"
+
+struct ns_child {
+	const struct cl_policy *p;
+	const struct sc_program *prog;
+	int sync_fd;          /* child's end of the sync socket */
+	uid_t outer_uid;      /* caller's ids, mapped to p->uid/p->gid inside */
+	gid_t outer_gid;
+	bool wait_go;         /* wait for NS_MSG_GO (cgroup placement) first */
+	char **envp;          /* final environment of the command */
+	const char *exec_path;  /* argv[0] to resolve (may be p->argv[0]) */
+	char **exec_argv;     /* argv as the command sees it (argv0 applied) */
+	sigset_t orig_mask;   /* the caller's signal mask, restored for the command */
+};
+
+/* Runs in the child after clone: setup steps, then becomes pid 1 (init)
+ * and starts the command. Never returns. */
+_Noreturn void ns_child_main(struct ns_child *c);
+
+#endif

@@ -1,0 +1,90 @@
+/* Safe path resolution and creation inside the sandbox root under
+ * construction (openat2 RESOLVE_IN_ROOT, mkdirat/openat on parent fds). */
+#define _GNU_SOURCE
+#include "ns/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+
+int ns_open_in_root(int rootfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	while (*path == '/')
+		path++;
+	if (!*path)
+		path = ".";
+	do
+		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Creates name in dirfd as type; an existing entry is fine. */
+static int create_node(int dirfd, const char *name, enum ns_node type)
+{
+	if (type == NS_NODE_DIR) {
+		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		return 0;
+	}
+	int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -errno;
+	close(fd);
+	return 0;
+}
+
+int ns_ensure_parent(int rootfd, const char *path, const char **base, cl_error *err)
+{
+	const char *slash = strrchr(path, '/');
+	char parent[4096];
+	size_t plen;
+
+	if (!slash || !slash[1])
+		return cl_fail(err, EINVAL, "resolving '%s'", path);
+	plen = (size_t)(slash - path);
+	if (plen >= sizeof(parent))
+		return cl_fail(err, ENAMETOOLONG, "resolving '%s'", path);
+	memcpy(parent, path, plen);
+	parent[plen] = '\0';
+	*base = slash + 1;
+	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, err);
+}
+
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type, cl_error *err)
+{
+	cl_autoclose int dirfd = -1;
+	const char *base;
+	int fd, rc;
+
+	fd = ns_open_in_root(rootfd, path, O_PATH);
+	if (fd >= 0 || fd != -ENOENT) {
+		if (fd < 0)
+			return cl_fail(err, -fd, "resolving '%s'", path);
+		return fd;
+	}
+	dirfd = ns_ensure_parent(rootfd, path, &base, err);
+	if (dirfd < 0)
+		return dirfd;
+	rc = create_node(dirfd, base, type);
+	if (rc < 0)
+		return cl_fail(err, -rc, "creating mount point %s", path);
+	/* Re-resolve from the parent without following anything new. */
+	fd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cl_fail_errno(err, "opening %s", path);
+	return fd;
+}

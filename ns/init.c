@@ -1,0 +1,154 @@
+/* The sandbox's init (pid 1) and the command's last steps before exec.
+ * init holds the sync socket, is non-dumpable and keeps no capabilities;
+ * the command gets neither the socket nor any fd above 2 after exec. */
+#define _GNU_SOURCE
+#include "ns/init.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ns/caps.h"
+#include "ns/sync.h"
+#include "src/parse.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+/* ---- command (child of init): last steps, then exec ---- */
+
+static int cmd_prepare(struct ns_child *c, cl_error *err)
+{
+	const struct cl_policy *p = c->p;
+	const char *wd = p->workdir ? p->workdir : "/";
+
+	/* New session: the command cannot reach the caller's terminal with
+	 * TIOCSTI and is not in the caller's process group. */
+	if (p->new_session && setsid() < 0)
+		return cl_fail_errno(err, "starting a new session");
+	if (chdir(wd) < 0)
+		return cl_fail_errno(err, "changing to working directory %s", wd);
+	/* CLOEXEC, not close: the sync socket must survive until exec so an
+	 * exec failure can still be reported. */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		return cl_fail_errno(err, "closing inherited file descriptors");
+	if (ns_caps_drop(p->caps_keep, err) < 0)
+		return cl_error_code(err);
+	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return cl_fail_errno(err, "setting no_new_privs");
+	/* Seccomp last: the filter may deny the calls used above. */
+	if (sc_load(c->prog) < 0)
+		return cl_fail_errno(err, "loading the seccomp filter");
+	return 0;
+}
+
+_Noreturn static void cmd_exec(struct ns_child *c)
+{
+	cl_error err = {0};
+	char what[CL_ERROR_MSG_MAX];
+	int e;
+
+	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
+	if (cmd_prepare(c, &err) < 0) {
+		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, err.errnum, 0, "command", err.msg);
+		_exit(125);
+	}
+	environ = c->envp;   /* execvp resolves with the sandbox's PATH */
+	execvp(c->exec_path, c->exec_argv);
+	e = errno;
+	snprintf(what, sizeof(what), "executing %s", c->exec_path);
+	ns_msg_send(c->sync_fd, NS_MSG_EXEC_ERROR, e, 0, "exec", what);
+	_exit(cl_exit_code_of_exec_errno(e));
+}
+
+/* ---- init (pid 1) ---- */
+
+static void init_harden(void)
+{
+	cap_t none = cap_init();
+
+	/* Non-dumpable: the command cannot ptrace init or open its /proc
+	 * files. No caps: init needs none after setup. Failures here leave
+	 * a stronger init than the command anyway, so they are not fatal. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (none) {
+		cap_set_proc(none);
+		cap_free(none);
+	}
+}
+
+/* Forward a signal unless the command already got it from the terminal
+ * (same session, kernel-generated). */
+static void forward(struct ns_child *c, pid_t cmd, const siginfo_t *si)
+{
+	if (!c->p->new_session && si->si_code == SI_KERNEL)
+		return;
+	kill(cmd, si->si_signo);
+}
+
+/* Reaps everything; returns true once the command itself was reaped. */
+static bool reap(pid_t cmd, int *status)
+{
+	bool done = false;
+	int st;
+	pid_t r;
+
+	while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+		if (r == cmd) {
+			*status = st;
+			done = true;
+		}
+	return done;
+}
+
+_Noreturn void ns_init_run(struct ns_child *c)
+{
+	sigset_t set;
+	siginfo_t si;
+	int status = 0;
+	pid_t cmd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	/* Block before fork so no SIGCHLD or forwarded signal is lost. */
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* init leaves the caller's session only with the command, so terminal
+	 * signals reach them exactly once (see forward()). */
+	if (c->p->new_session)
+		setsid();
+	cmd = fork();
+	if (cmd < 0) {
+		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, errno, 0, "init", "starting the command");
+		_exit(125);
+	}
+	if (cmd == 0)
+		cmd_exec(c);
+
+	/* ===== init: pid 1, no exec from here on ===== */
+	init_harden();
+	for (;;) {
+		if (sigwaitinfo(&set, &si) < 0)
+			continue;
+		if (si.si_signo != SIGCHLD) {
+			forward(c, cmd, &si);
+			continue;
+		}
+		if (reap(cmd, &status))
+			break;
+	}
+	ns_msg_send(c->sync_fd, NS_MSG_EXIT, 0, status, "exit", "");
+	/* Exiting kills everything left in the pid namespace. */
+	_exit(cl_exit_code_of_status(status) & 0xff);
+}

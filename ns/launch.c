@@ -1,0 +1,359 @@
+/* The native executor, parent side: prepare everything that can be prepared
+ * (seccomp program, cgroup, sync socket), clone into the new namespaces,
+ * then supervise: forward signals, enforce the timeout, reap, report. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroups/cgroup.h"
+#include "ns/child.h"
+#include "ns/sync.h"
+#include "seccomp/seccomp.h"
+#include "src/cleanup.h"
+#include "src/executor.h"
+#include "src/parse.h"
+
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+struct supervision {
+	pid_t pid;
+	int pidfd;
+	int sync_fd;
+	int sig_fd;
+	int timer_fd;
+	struct cg_handle *cg;
+	bool got_exit, timed_out, setup_failed, exec_failed;
+	int cmd_status;
+	cl_error child_err;     /* setup or exec failure reported by the child */
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static pid_t do_clone(int flags, int cgroup_fd, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = (uint64_t)flags | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	long pid;
+
+	if (cgroup_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgroup_fd;
+	}
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid >= 0 || errno != ENOSYS || cgroup_fd >= 0)
+		return (pid_t)pid;
+	/* Old kernel or a filter hiding clone3: classic clone, then pidfd. */
+	pid = syscall(SYS_clone, (unsigned long)flags | SIGCHLD, NULL, NULL, NULL, 0UL);
+	if (pid > 0)
+		*pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	return (pid_t)pid;
+}
+
+static void handle_msg(struct supervision *s, const struct ns_msg *m)
+{
+	switch (m->type) {
+	case NS_MSG_SETUP_ERROR:
+		s->setup_failed = true;
+		s->child_err.errnum = m->errnum;
+		snprintf(s->child_err.msg, sizeof(s->child_err.msg), "%s", m->text);
+		break;
+	case NS_MSG_EXEC_ERROR:
+		s->exec_failed = true;
+		s->child_err.errnum = m->errnum;
+		snprintf(s->child_err.msg, sizeof(s->child_err.msg), "%s", m->text);
+		break;
+	case NS_MSG_EXIT:
+		s->got_exit = true;
+		s->cmd_status = m->status;
+		break;
+	default:
+		break;   /* unexpected from the child side: ignored */
+	}
+}
+
+static void drain_sync(struct supervision *s)
+{
+	struct ns_msg m;
+
+	while (s->sync_fd >= 0) {
+		ssize_t n = recv(s->sync_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_PEEK);
+		if (n <= 0 || ns_msg_recv(s->sync_fd, &m) <= 0)
+			break;
+		handle_msg(s, &m);
+	}
+}
+
+static void on_signal(struct supervision *s)
+{
+	struct signalfd_siginfo si;
+
+	if (read(s->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	/* Terminal signals already reached the sandbox when it shares our
+	 * session; everything else is passed to init, which forwards it. */
+	if (si.ssi_code == SI_KERNEL && si.ssi_signo != SIGTERM)
+		return;
+	kill(s->pid, (int)si.ssi_signo);
+}
+
+static void on_timeout(struct supervision *s)
+{
+	uint64_t ticks;
+
+	if (read(s->timer_fd, &ticks, sizeof(ticks)) < 0)
+		return;
+	s->timed_out = true;
+	/* SIGKILL of pid 1 kills the whole pid namespace. */
+	kill(s->pid, SIGKILL);
+}
+
+/* Waits until init has exited, serving signals, the timer and messages. */
+static void supervise(struct supervision *s)
+{
+	for (;;) {
+		struct pollfd pfd[4] = {
+			{.fd = s->pidfd, .events = POLLIN},
+			{.fd = s->sync_fd, .events = POLLIN},
+			{.fd = s->sig_fd, .events = POLLIN},
+			{.fd = s->timer_fd, .events = POLLIN},
+		};
+		if (poll(pfd, 4, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[1].revents & POLLIN)
+			drain_sync(s);
+		else if (pfd[1].revents & (POLLHUP | POLLERR))
+			s->sync_fd = -1;   /* every sandbox holder closed it */
+		if (pfd[2].revents & POLLIN)
+			on_signal(s);
+		if (pfd[3].revents & POLLIN)
+			on_timeout(s);
+		if (pfd[0].revents & POLLIN)
+			break;
+	}
+	drain_sync(s);
+}
+
+static int setup_signals(sigset_t *orig, cl_error *err)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
+		sigaddset(&set, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &set, orig) < 0)
+		return cl_fail_errno(err, "blocking signals");
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return cl_fail_errno(err, "creating a signalfd");
+	return fd;
+}
+
+static int setup_timer(uint64_t ms, cl_error *err)
+{
+	struct itimerspec its = {0};
+	int fd;
+
+	if (!ms)
+		return -1;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return cl_fail_errno(err, "creating the timeout timer");
+	its.it_value.tv_sec = (time_t)(ms / 1000);
+	its.it_value.tv_nsec = (long)(ms % 1000) * 1000000L;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		close(fd);
+		return cl_fail_errno(err, "arming the timeout timer");
+	}
+	return fd;
+}
+
+static void fill_status(const struct supervision *s, int init_status, const struct rusage *ru,
+                        struct cl_status *st)
+{
+	int ws = s->got_exit ? s->cmd_status : init_status;
+
+	st->runtime = "native";
+	st->child_pid = s->pid;
+	st->timed_out = s->timed_out;
+	st->user_ms = (double)ru->ru_utime.tv_sec * 1e3 + (double)ru->ru_utime.tv_usec / 1e3;
+	st->sys_ms = (double)ru->ru_stime.tv_sec * 1e3 + (double)ru->ru_stime.tv_usec / 1e3;
+	st->signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+	st->exit_code = s->timed_out ? 124 : cl_exit_code_of_status(ws);
+}
+
+static void collect_cgroup(struct supervision *s, struct cl_status *st)
+{
+	struct cg_stats cs = {.memory_peak = -1, .user_ms = -1, .sys_ms = -1};
+
+	if (!s->cg || cg_collect(s->cg, &cs) < 0)
+		return;
+	st->oom_killed = cs.oom_killed;
+	st->memory_peak = cs.memory_peak;
+	if (cs.user_ms >= 0)
+		st->user_ms = cs.user_ms;
+	if (cs.sys_ms >= 0)
+		st->sys_ms = cs.sys_ms;
+}
+
+/* The argv the command sees: --argv0 replaces argv[0] only. */
+static char **exec_argv(const struct cl_policy *p)
+{
+	size_t n = cl_strv_len(p->argv);
+	char **av = calloc(n + 1, sizeof(char *));
+
+	if (!av)
+		return NULL;
+	memcpy(av, p->argv, n * sizeof(char *));
+	if (p->argv0)
+		av[0] = p->argv0;
+	return av;
+}
+
+static int launch(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
+                  cl_error *err)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return cl_fail_errno(err, "creating the sync socket");
+	c->sync_fd = sv[1];
+	c->wait_go = s->cg && cg_clone_fd(s->cg) < 0;
+	s->pid = do_clone(p->ns_flags, s->cg ? cg_clone_fd(s->cg) : -1, &s->pidfd);
+	if (s->pid == 0) {
+		/* ===== child: new namespaces, caller's uid until mapped ===== */
+		close(sv[0]);
+		ns_child_main(c);
+	}
+	/* ===== parent: caller's privileges ===== */
+	close(sv[1]);
+	s->sync_fd = sv[0];
+	if (s->pid < 0)
+		return cl_fail_errno(err, "creating the sandbox namespaces (clone3)");
+	if (s->pidfd < 0)
+		return cl_fail_errno(err, "opening a pidfd for the sandbox");
+	if (c->wait_go) {
+		if (cg_attach(s->cg, s->pid, err) < 0)
+			return cl_error_code(err);
+		if (ns_msg_send(s->sync_fd, NS_MSG_GO, 0, 0, "go", "") < 0)
+			return cl_fail(err, EPIPE, "releasing the sandbox");
+	}
+	return 0;
+}
+
+/* Everything that can fail before clone, in the parent. */
+static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
+                   struct sc_program *prog, cl_error *err)
+{
+	int rc = sc_prepare(p, prog, err);
+
+	if (rc < 0)
+		return rc;
+	rc = cg_create(p, &s->cg, err);
+	if (rc < 0)
+		return rc;
+	s->sig_fd = setup_signals(&c->orig_mask, err);
+	if (s->sig_fd < 0)
+		return s->sig_fd;
+	if (p->timeout_ms) {
+		s->timer_fd = setup_timer(p->timeout_ms, err);
+		if (s->timer_fd < 0)
+			return s->timer_fd;
+	}
+	c->exec_argv = exec_argv(p);
+	if (!c->exec_argv)
+		return cl_fail(err, ENOMEM, "preparing the command line");
+	return 0;
+}
+
+static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
+{
+	cg_destroy(s->cg);
+	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	if (s->sync_fd >= 0)
+		close(s->sync_fd);
+	if (s->sig_fd >= 0)
+		close(s->sig_fd);
+	if (s->timer_fd >= 0)
+		close(s->timer_fd);
+	free(c->exec_argv);
+	sc_program_free(prog);
+}
+
+static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
+{
+	struct sc_program prog = {0};
+	struct supervision s = {.pid = -1, .pidfd = -1, .sync_fd = -1, .sig_fd = -1,
+	                        .timer_fd = -1};
+	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
+	                     .envp = p->env, .exec_path = p->argv[0]};
+	struct rusage ru = {0};
+	double t0 = now_ms();
+	int rc, init_status = 0;
+
+	sigprocmask(SIG_SETMASK, NULL, &c.orig_mask);
+	rc = prepare(p, &s, &c, &prog, err);
+	if (rc == 0)
+		rc = launch(p, &s, &c, err);
+	if (s.pid > 0) {
+		if (rc < 0)
+			kill(s.pid, SIGKILL);
+		else
+			supervise(&s);
+		while (wait4(s.pid, &init_status, 0, &ru) < 0 && errno == EINTR)
+			;
+	}
+	if (rc == 0 && s.setup_failed) {
+		*err = s.child_err;
+		rc = cl_error_code(err);
+	} else if (rc == 0) {
+		fill_status(&s, init_status, &ru, st);
+		collect_cgroup(&s, st);
+		st->wall_ms = now_ms() - t0;
+		if (s.exec_failed)
+			cl_error_print(&s.child_err);
+	}
+	release(&s, &c, &prog);
+	return rc;
+}
+
+static int native_available(const struct cl_policy *p, cl_error *err)
+{
+	return 0;
+}
+
+const struct cl_executor cl_native_executor = {
+	.name = "native",
+	.available = native_available,
+	.run = native_run,
+};

@@ -1,0 +1,23 @@
+/* Seccomp as the launch path sees it: the parent turns the policy into a raw
+ * cBPF program once (compiled or from cache); the child only loads it. */
+#ifndef SC_SECCOMP_H
+#define SC_SECCOMP_H
+
+#include <linux/filter.h>
+
+#include "src/error.h"
+#include "src/policy.h"
+
+struct sc_program {
+	struct sock_filter *filter;  /* NULL/len 0 = no filter (unconfined) */
+	unsigned short len;
+};
+
+/* Parent side, before clone: resolve p->seccomp into a program. */
+int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err);
+/* Child side, the very last step before exec (after no_new_privs).
+ * Async-signal-safe: no allocation. Returns 0 or -errno. */
+int sc_load(const struct sc_program *prog);
+void sc_program_free(struct sc_program *prog);
+
+#endif

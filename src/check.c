@@ -1,0 +1,256 @@
+/* Host capability probes for `cloister check`. Each probe answers ok or
+ * unavailable, with the reason and what to do; all are read-only except the
+ * namespace probes, which run in a throw-away child. */
+#define _GNU_SOURCE
+#include "src/check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/landlock.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "src/check_cgroup.h"
+
+static bool read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
+}
+
+/* Runs fn in a forked child; true if it exited 0. */
+static bool in_child(int (*fn)(void), int *child_errno)
+{
+	int pipefd[2], e = 0, st;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return false;
+	pid = fork();
+	if (pid == 0) {
+		int rc = fn();
+		e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(2);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(pipefd[1]);
+	if (pid < 0 || read(pipefd[0], &e, sizeof(e)) != (ssize_t)sizeof(e))
+		e = EIO;
+	close(pipefd[0]);
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	*child_errno = e;
+	return pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static int try_userns(void)
+{
+	return unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	               CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP);
+}
+
+static void probe_userns(struct probe_result *r)
+{
+	char v[32];
+	int e;
+
+	r->ok = in_child(try_userns, &e);
+	if (r->ok) {
+		snprintf(r->detail, sizeof(r->detail), "user+mount+pid+net+ipc+uts+cgroup namespaces can be created");
+		return;
+	}
+	snprintf(r->detail, sizeof(r->detail), "creating namespaces failed: %s", strerror(e));
+	if (read_small("/proc/sys/kernel/unprivileged_userns_clone", v, sizeof(v)) && v[0] == '0')
+		snprintf(r->hint, sizeof(r->hint), "sysctl kernel.unprivileged_userns_clone=1");
+	else if (read_small("/proc/sys/user/max_user_namespaces", v, sizeof(v)) && strcmp(v, "0") == 0)
+		snprintf(r->hint, sizeof(r->hint), "sysctl user.max_user_namespaces=15000");
+	else if (read_small("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v, sizeof(v)) &&
+	         v[0] == '1')
+		snprintf(r->hint, sizeof(r->hint), "AppArmor restricts user namespaces: add a profile for cloister or sysctl kernel.apparmor_restrict_unprivileged_userns=0");
+	else
+		snprintf(r->hint, sizeof(r->hint), "use --runtime docker, or run where user namespaces are allowed");
+}
+
+static void probe_clone3(struct probe_result *r)
+{
+	long rc = syscall(SYS_clone3, NULL, 0);
+
+	/* EINVAL/EFAULT: the call exists; ENOSYS: kernel or filter lacks it. */
+	r->ok = !(rc < 0 && errno == ENOSYS);
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "clone3 available (CLONE_INTO_CGROUP usable)"
+	                                              : "clone3 missing: falling back to clone");
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "Linux >= 5.7 places the sandbox atomically in its cgroup");
+}
+
+static void probe_pidfd(struct probe_result *r)
+{
+	long fd = syscall(SYS_pidfd_open, getpid(), 0);
+
+	r->ok = fd >= 0;
+	if (fd >= 0)
+		close((int)fd);
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "pidfd_open available" : "pidfd_open failed: %s",
+	         strerror(errno));
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "Linux >= 5.3 is needed");
+}
+
+static void probe_seccomp(struct probe_result *r)
+{
+	char v[256];
+
+	r->ok = read_small("/proc/sys/kernel/seccomp/actions_avail", v, sizeof(v));
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "actions: %s" : "seccomp not available", v);
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "a kernel with CONFIG_SECCOMP_FILTER is needed");
+}
+
+static void probe_landlock(struct probe_result *r)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+
+	r->ok = abi > 0;
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "Landlock ABI %ld", abi);
+	else
+		snprintf(r->detail, sizeof(r->detail), "Landlock unavailable: %s", strerror(errno));
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "boot with lsm=...,landlock (not required by cloister)");
+}
+
+static int try_overlay(void)
+{
+	char base[] = "/tmp/cloister-check-XXXXXX", line[64], opts[512];
+	static const char *const sub[] = {"l", "u", "w/work", "w"};
+	char path[4][64];
+	uid_t uid = getuid();
+	int fd, rc, e;
+
+	if (!mkdtemp(base))
+		return -1;
+	for (int i = 0; i < 4; i++)
+		snprintf(path[i], sizeof(path[i]), "%s/%s", base, sub[i]);
+	mkdir(path[0], 0700);
+	mkdir(path[1], 0700);
+	mkdir(path[3], 0700);
+	rc = unshare(CLONE_NEWUSER | CLONE_NEWNS);
+	fd = rc == 0 ? open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC) : -1;
+	snprintf(line, sizeof(line), "0 %u 1", (unsigned)uid);
+	if (fd < 0 || write(fd, line, strlen(line)) < 0)
+		rc = -1;
+	if (fd >= 0)
+		close(fd);
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", path[0], path[1], path[3]);
+	if (rc == 0)
+		rc = mount("overlay", base, "overlay", 0, opts);
+	e = errno;
+	/* The mount lives in this child's namespace only; remove our dirs. */
+	if (rc == 0)
+		umount2(base, MNT_DETACH);
+	for (int i = 0; i < 4; i++)
+		rmdir(path[i]);
+	rmdir(base);
+	errno = e;
+	return rc;
+}
+
+static void probe_overlay(struct probe_result *r)
+{
+	int e;
+
+	r->ok = in_child(try_overlay, &e);
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "overlayfs mounts inside a user namespace"
+	                                              : "overlay in a user namespace failed: %s",
+	         strerror(e));
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "Linux >= 5.11 allows unprivileged overlay");
+}
+
+static void probe_docker(struct probe_result *r)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	const char *host = getenv("DOCKER_HOST");
+	const char *path = "/var/run/docker.sock";
+	int fd;
+
+	if (host && strncmp(host, "unix://", 7) == 0)
+		path = host + 7;
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	r->ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "docker daemon socket %s answers"
+	                                              : "no docker daemon at %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "start dockerd to enable --runtime docker (optional)");
+}
+
+static const struct {
+	const char *name;
+	void (*probe)(struct probe_result *r);
+} probes[] = {
+	{"user namespaces", probe_userns},
+	{"clone3", probe_clone3},
+	{"pidfd", probe_pidfd},
+	{"cgroups", cl_check_cgroup},
+	{"seccomp", probe_seccomp},
+	{"landlock", probe_landlock},
+	{"overlay in userns", probe_overlay},
+	{"docker", probe_docker},
+};
+
+int cl_check_main(int argc, char **argv)
+{
+	bool json = argc > 1 && strcmp(argv[1], "--json") == 0;
+	json_t *arr = json ? json_array() : NULL;
+
+	if (argc > 2 || (argc == 2 && !json)) {
+		fputs("cloister: usage: cloister check [--json]\n", stderr);
+		return 125;
+	}
+	for (size_t i = 0; i < sizeof(probes) / sizeof(*probes); i++) {
+		struct probe_result r = {0};
+		probes[i].probe(&r);
+		if (json) {
+			json_array_append_new(arr, json_pack("{s:s, s:b, s:s, s:s?}", "name", probes[i].name,
+			                                     "ok", r.ok, "detail", r.detail, "hint",
+			                                     r.hint[0] ? r.hint : NULL));
+			continue;
+		}
+		printf("%-18s %-11s %s%s%s\n", probes[i].name, r.ok ? "ok" : "unavailable", r.detail,
+		       r.hint[0] ? " -- " : "", r.hint);
+	}
+	if (json) {
+		char *s = json_dumps(arr, JSON_INDENT(2));
+		puts(s ? s : "[]");
+		free(s);
+		json_decref(arr);
+	}
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* One error contract for all of cloister: functions return 0 or a negative
+ * errno-style code and fill a cl_error; callers add context on the way up. */
+#ifndef CL_ERROR_H
+#define CL_ERROR_H
+
+#include <stddef.h>
+
+#define CL_ERROR_MSG_MAX 512
+
+typedef struct cl_error {
+	int errnum;                  /* errno of the failed call, 0 for bad input */
+	char msg[CL_ERROR_MSG_MAX];  /* what was being done, innermost last */
+} cl_error;
+
+/* Sets err and returns -errnum (or -EINVAL when errnum is 0: bad input). */
+int cl_fail(cl_error *err, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Like cl_fail with errnum = errno. */
+int cl_fail_errno(cl_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Prefixes "context: " to the message; returns the same negative code. */
+int cl_wrap(cl_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "message: strerror(errnum)" (or just the message) into buf. */
+void cl_error_format(const cl_error *err, char *buf, size_t len);
+/* One line on stderr: "cloister: <formatted error>". */
+void cl_error_print(const cl_error *err);
+/* Code to return for err (negative). */
+int cl_error_code(const cl_error *err);
+
+#endif

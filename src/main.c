@@ -1,0 +1,117 @@
+/* cloister's entry point: refuse setuid, pick the front-end by subcommand,
+ * hand the validated policy to an executor, map the outcome to an exit code. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/check.h"
+#include "src/cli.h"
+#include "src/executor.h"
+#include "src/policy_json.h"
+#include "src/status.h"
+#include "src/version.h"
+
+#define EXIT_SETUP 125
+
+static void usage(FILE *f)
+{
+	fputs("usage: cloister COMMAND [ARGS]\n"
+	      "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox\n"
+	      "  check [--json]                        what this host allows, and why not\n"
+	      "  version                               print the version\n"
+	      "See cloister(1) and `cloister run --help`.\n", f);
+}
+
+/* cloister never runs with more privilege than its caller: a setuid or
+ * setgid binary (or such a launch) is refused outright. */
+static int refuse_setuid(void)
+{
+	struct stat st;
+
+	if (getuid() != geteuid() || getgid() != getegid() ||
+	    (stat("/proc/self/exe", &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))) {
+		fputs("cloister: refusing to run setuid or setgid; install it without those bits\n",
+		      stderr);
+		return -1;
+	}
+	return 0;
+}
+
+static int finish_run(const struct cl_policy *p, struct cl_status *st)
+{
+	cl_error err = {0};
+
+	if ((p->json_status_path || p->json_status_fd >= 0) &&
+	    cl_status_write(st, p->json_status_path, p->json_status_fd, &err) < 0)
+		cl_error_print(&err);
+	return st->exit_code;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct cl_policy p;
+	struct cl_run_opts o;
+	struct cl_status st;
+	cl_error err = {0};
+	int rc;
+
+	rc = cl_cli_run_parse(argc, argv, &p, &o, &err);
+	if (rc == 0 && o.help) {
+		cl_cli_run_usage(stdout);
+		cl_policy_free(&p);
+		return 0;
+	}
+	if (rc < 0) {
+		cl_error_print(&err);
+		cl_policy_free(&p);
+		return EXIT_SETUP;
+	}
+	if (o.dry_run) {
+		char *json = cl_policy_to_json(&p);
+		if (json)
+			puts(json);
+		free(json);
+		cl_policy_free(&p);
+		return json ? 0 : EXIT_SETUP;
+	}
+	cl_status_init(&st);
+	rc = cl_native_executor.run(&p, &st, &err);
+	if (rc < 0) {
+		cl_error_print(&err);
+		st.exit_code = EXIT_SETUP;
+	}
+	rc = finish_run(&p, &st);
+	cl_policy_free(&p);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (refuse_setuid() < 0)
+		return EXIT_SETUP;
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_SETUP;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "check") == 0)
+		return cl_check_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("cloister %s\n", CL_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "cloister: unknown command '%s' (see cloister --help)\n", cmd);
+	return EXIT_SETUP;
+}

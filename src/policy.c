@@ -1,0 +1,242 @@
+/* The sandbox policy: defaults for `cloister run`, mutation helpers for the
+ * front-ends, and the single validation pass every executor relies on. */
+#define _GNU_SOURCE
+#include "src/policy.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+size_t cl_strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+char **cl_strv_push(char ***v, const char *s)
+{
+	size_t n = cl_strv_len(*v);
+	char **nv = realloc(*v, (n + 2) * sizeof(char *));
+
+	if (!nv)
+		return NULL;
+	*v = nv;
+	nv[n] = strdup(s);
+	if (!nv[n])
+		return NULL;
+	nv[n + 1] = NULL;
+	return nv;
+}
+
+void cl_strv_free(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+void cl_policy_init(struct cl_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ns_flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+	              CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+	p->root_readonly = true;
+	p->uid = getuid();
+	p->gid = getgid();
+	p->no_new_privs = true;
+	p->new_session = true;
+	p->die_with_parent = true;
+	p->network = CL_NET_NONE;
+	p->limits.memory_swap = -1;
+	p->seccomp = CL_SC_DEFAULT;
+	p->json_status_fd = -1;
+	p->runtime = CL_RT_AUTO;
+}
+
+struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kind,
+                                     const char *src, const char *dest, unsigned flags)
+{
+	struct cl_mount *nm = realloc(p->mounts, (p->n_mounts + 1) * sizeof(*nm));
+	struct cl_mount *m;
+
+	if (!nm)
+		return NULL;
+	p->mounts = nm;
+	m = &nm[p->n_mounts];
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->flags = flags;
+	m->src_fd = -1;
+	m->mode = (mode_t)-1;
+	m->src = src ? strdup(src) : NULL;
+	m->dest = dest ? strdup(dest) : NULL;
+	if ((src && !m->src) || (dest && !m->dest)) {
+		free(m->src);
+		free(m->dest);
+		return NULL;
+	}
+	p->n_mounts++;
+	return m;
+}
+
+int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)
+{
+	static const char *const sys_dirs[] = {"/usr", "/bin", "/sbin", "/lib",
+	                                       "/lib32", "/lib64", "/libx32", "/etc"};
+	bool ok = true;
+
+	if (!p->rootfs) {
+		for (size_t i = 0; i < sizeof(sys_dirs) / sizeof(*sys_dirs); i++) {
+			/* TRY: bind only the system dirs this host has. KEEP_SYMLINK:
+			 * merged-/usr hosts have /bin -> usr/bin; a symlink is
+			 * cheaper than a second mount of the same tree. */
+			ok = ok && cl_policy_add_mount(p, CL_MNT_BIND, sys_dirs[i], sys_dirs[i],
+			                               CL_MF_RO | CL_MF_TRY | CL_MF_KEEP_SYMLINK);
+		}
+	}
+	ok = ok && cl_policy_add_mount(p, CL_MNT_PROC, NULL, "/proc", 0);
+	ok = ok && cl_policy_add_mount(p, CL_MNT_DEV, NULL, "/dev", 0);
+	ok = ok && cl_policy_add_mount(p, CL_MNT_TMPFS, NULL, "/tmp", 0);
+	if (ok)
+		p->mounts[p->n_mounts - 1].mode = 01777;
+	return ok ? 0 : cl_fail(err, ENOMEM, "adding default mounts");
+}
+
+static size_t env_find(char *const *env, const char *key)
+{
+	size_t klen = strlen(key);
+	size_t i;
+
+	for (i = 0; env && env[i]; i++)
+		if (strncmp(env[i], key, klen) == 0 && env[i][klen] == '=')
+			return i;
+	return i;
+}
+
+const char *cl_policy_getenv(const struct cl_policy *p, const char *key)
+{
+	size_t i = env_find(p->env, key);
+
+	return (p->env && p->env[i]) ? p->env[i] + strlen(key) + 1 : NULL;
+}
+
+int cl_policy_setenv(struct cl_policy *p, const char *key, const char *value)
+{
+	size_t klen = strlen(key), vlen = strlen(value);
+	size_t i = env_find(p->env, key);
+	char *kv = malloc(klen + vlen + 2);
+
+	if (!kv)
+		return -ENOMEM;
+	memcpy(kv, key, klen);
+	kv[klen] = '=';
+	memcpy(kv + klen + 1, value, vlen + 1);
+	if (p->env && p->env[i]) {
+		free(p->env[i]);
+		p->env[i] = kv;
+		return 0;
+	}
+	if (!cl_strv_push(&p->env, kv)) {
+		free(kv);
+		return -ENOMEM;
+	}
+	free(kv);
+	return 0;
+}
+
+void cl_policy_unsetenv(struct cl_policy *p, const char *key)
+{
+	size_t i = env_find(p->env, key);
+
+	if (!p->env || !p->env[i])
+		return;
+	free(p->env[i]);
+	memmove(&p->env[i], &p->env[i + 1], (cl_strv_len(p->env) - i) * sizeof(char *));
+}
+
+static bool path_is_clean_abs(const char *s)
+{
+	if (!s || s[0] != '/')
+		return false;
+	/* Reject ".." components: a destination must not climb out of the root. */
+	for (const char *c = s; (c = strstr(c, "..")) != NULL; c += 2) {
+		bool start = (c == s || c[-1] == '/');
+		bool end = (c[2] == '\0' || c[2] == '/');
+		if (start && end)
+			return false;
+	}
+	return true;
+}
+
+static int validate_mount(const struct cl_mount *m, cl_error *err)
+{
+	if (!path_is_clean_abs(m->dest))
+		return cl_fail(err, 0, "mount destination '%s' must be an absolute path without '..'",
+		               m->dest ? m->dest : "");
+	if (m->kind == CL_MNT_BIND && m->src_fd < 0 && (!m->src || m->src[0] != '/'))
+		return cl_fail(err, 0, "bind source '%s' must be an absolute path",
+		               m->src ? m->src : "");
+	return 0;
+}
+
+int cl_policy_validate(const struct cl_policy *p, cl_error *err)
+{
+	if (!p->argv || !p->argv[0] || !p->argv[0][0])
+		return cl_fail(err, 0, "no command given (usage: cloister run [OPTIONS] [--] COMMAND [ARG...])");
+	if (!path_is_clean_abs(p->workdir ? p->workdir : "/"))
+		return cl_fail(err, 0, "working directory '%s' must be an absolute path without '..'",
+		               p->workdir);
+	if (p->rootfs && p->rootfs[0] != '/')
+		return cl_fail(err, 0, "--rootfs '%s' must be an absolute path", p->rootfs);
+	if (p->hostname && (strlen(p->hostname) == 0 || strlen(p->hostname) > 64))
+		return cl_fail(err, 0, "hostname '%s' must be 1 to 64 characters", p->hostname);
+	if (p->hostname && !(p->ns_flags & CLONE_NEWUTS))
+		return cl_fail(err, 0, "setting the hostname needs a new UTS namespace");
+	if (!(p->ns_flags & CLONE_NEWUSER) && (p->uid != getuid() || p->gid != getgid()))
+		return cl_fail(err, 0, "changing uid/gid needs a new user namespace");
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		int rc = validate_mount(&p->mounts[i], err);
+		if (rc < 0)
+			return rc;
+	}
+	if (p->limits.memory_swap > 0 && p->limits.memory &&
+	    (uint64_t)p->limits.memory_swap < p->limits.memory)
+		return cl_fail(err, 0, "--memory-swap must be at least --memory (it includes memory)");
+	if (p->limits.memory_swap >= 0 && !p->limits.memory)
+		return cl_fail(err, 0, "--memory-swap needs --memory");
+	return 0;
+}
+
+void cl_policy_free(struct cl_policy *p)
+{
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		free(p->mounts[i].src);
+		free(p->mounts[i].dest);
+		free(p->mounts[i].ovl_work);
+		cl_strv_free(p->mounts[i].ovl_lower);
+		if (p->mounts[i].src_fd >= 0)
+			close(p->mounts[i].src_fd);
+	}
+	free(p->mounts);
+	cl_strv_free(p->argv);
+	cl_strv_free(p->env);
+	free(p->argv0);
+	free(p->workdir);
+	free(p->rootfs);
+	free(p->hostname);
+	free(p->ports);
+	free(p->forwards);
+	free(p->limits.cgroup_parent);
+	free(p->seccomp_path);
+	free(p->json_status_path);
+	free(p->workspace);
+	free(p->diff_out);
+	free(p->image);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,151 @@
+/* struct cl_policy: the one plain-data description of a sandbox. Front-ends
+ * fill it, cl_policy_validate() checks it once, executors only read it. */
+#ifndef CL_POLICY_H
+#define CL_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "src/error.h"
+
+/* Mount operations run in order, as bwrap runs its argv. */
+enum cl_mount_kind {
+	CL_MNT_BIND,        /* src -> dest, flags say ro/dev/optional */
+	CL_MNT_TMPFS,       /* tmpfs at dest, size/mode */
+	CL_MNT_PROC,        /* fresh proc at dest (with masks) */
+	CL_MNT_DEV,         /* minimal /dev at dest */
+	CL_MNT_MQUEUE,      /* mqueue at dest */
+	CL_MNT_DIR,         /* mkdir dest */
+	CL_MNT_FILE,        /* copy data (from fd) into new file dest */
+	CL_MNT_BIND_DATA,   /* data (from fd) bound at dest */
+	CL_MNT_SYMLINK,     /* symlink src -> dest */
+	CL_MNT_REMOUNT_RO,  /* make dest read-only */
+	CL_MNT_CHMOD,       /* chmod dest to mode */
+	CL_MNT_OVERLAY,     /* overlay: lower dirs in ovl_lower, upper/work */
+};
+
+enum {
+	CL_MF_RO = 1 << 0,       /* read-only */
+	CL_MF_DEV = 1 << 1,      /* keep device nodes usable (no nodev) */
+	CL_MF_TRY = 1 << 2,      /* missing source is not an error */
+	CL_MF_KEEP_SYMLINK = 1 << 3, /* a symlink source is recreated as a symlink */
+};
+
+struct cl_mount {
+	enum cl_mount_kind kind;
+	char *src;            /* host path (binds, symlink target, overlay upper) */
+	char *dest;           /* absolute path inside the sandbox */
+	int src_fd;           /* -1, or an fd source (bind-fd, file/data fds) */
+	unsigned flags;       /* CL_MF_* */
+	mode_t mode;          /* perms for tmpfs/dir/file, or (mode_t)-1 */
+	uint64_t size;        /* tmpfs size in bytes, 0 = kernel default */
+	char **ovl_lower;     /* NULL-terminated overlay lower dirs */
+	char *ovl_work;       /* overlay workdir (NULL = tmp overlay) */
+};
+
+enum cl_network { CL_NET_NONE, CL_NET_HOST };
+enum cl_seccomp_mode { CL_SC_DEFAULT, CL_SC_UNCONFINED, CL_SC_PROFILE, CL_SC_BPF };
+enum cl_runtime { CL_RT_AUTO, CL_RT_NATIVE, CL_RT_DOCKER, CL_RT_CODEPLANE };
+
+struct cl_limits {
+	uint64_t memory;        /* bytes, 0 = unset */
+	int64_t memory_swap;    /* bytes incl. memory, -1 = unset, 0 = no swap */
+	uint64_t cpu_quota_us;  /* per cpu_period_us, 0 = unset */
+	uint64_t cpu_period_us;
+	uint64_t pids;          /* 0 = unset */
+	char *cgroup_parent;    /* NULL = automatic */
+};
+
+struct cl_port {
+	char host_ip[64];
+	uint16_t host_port;
+	uint16_t sandbox_port;
+	bool udp;
+};
+
+struct cl_forward {
+	uint16_t sandbox_port;
+	char host[256];
+	uint16_t host_port;
+};
+
+struct cl_policy {
+	/* What to run. */
+	char **argv;              /* NULL-terminated, owned */
+	char *argv0;              /* override of argv[0] (bwrap --argv0) */
+	char **env;               /* NULL-terminated "K=V", owned */
+	char *workdir;            /* absolute path inside */
+
+	/* Namespaces: CLONE_NEW* bits to create. */
+	int ns_flags;
+	bool allow_nested;        /* permit user namespaces inside */
+
+	/* Filesystem. */
+	char *rootfs;             /* NULL = fresh tmpfs root */
+	bool root_readonly;       /* make / read-only when setup is done */
+	struct cl_mount *mounts;
+	size_t n_mounts;
+
+	/* Identity inside. */
+	uid_t uid;
+	gid_t gid;
+	char *hostname;           /* NULL = leave the copied one */
+
+	/* Privileges. */
+	uint64_t caps_keep;       /* bitmask of capabilities kept (cap-add) */
+	bool no_new_privs;
+	bool new_session;         /* setsid() for the command */
+	bool die_with_parent;
+
+	/* Network. */
+	enum cl_network network;
+	struct cl_port *ports;
+	size_t n_ports;
+	struct cl_forward *forwards;
+	size_t n_forwards;
+
+	/* Limits and supervision. */
+	struct cl_limits limits;
+	uint64_t timeout_ms;      /* 0 = none */
+	uint64_t output_limit;    /* 0 = none */
+
+	/* Seccomp. */
+	enum cl_seccomp_mode seccomp;
+	char *seccomp_path;       /* profile JSON or raw BPF file */
+
+	/* Reporting. */
+	char *json_status_path;   /* NULL = none */
+	int json_status_fd;       /* -1 = none */
+
+	/* Workspace capture. */
+	char *workspace;
+	char *diff_out;
+
+	/* Executor choice. */
+	enum cl_runtime runtime;
+	char *image;
+};
+
+/* Fills p with `cloister run`'s deny-by-default profile (no mounts yet). */
+void cl_policy_init(struct cl_policy *p);
+/* Adds the default mounts (system dirs ro, /proc, /dev, /tmp) in order. */
+int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err);
+/* Appends a mount; src and dest are copied. Returns the new entry or NULL. */
+struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kind,
+                                     const char *src, const char *dest, unsigned flags);
+/* Sets or replaces "K=V" in p->env. */
+int cl_policy_setenv(struct cl_policy *p, const char *key, const char *value);
+void cl_policy_unsetenv(struct cl_policy *p, const char *key);
+const char *cl_policy_getenv(const struct cl_policy *p, const char *key);
+/* Checks every field once; the first problem becomes err (errnum 0). */
+int cl_policy_validate(const struct cl_policy *p, cl_error *err);
+void cl_policy_free(struct cl_policy *p);
+
+/* Small string-vector helpers used by policy and front-ends. */
+char **cl_strv_push(char ***v, const char *s);
+size_t cl_strv_len(char *const *v);
+void cl_strv_free(char **v);
+
+#endif

@@ -1,0 +1,10 @@
+/* The policy as JSON, for --dry-run --json. */
+#ifndef CL_POLICY_JSON_H
+#define CL_POLICY_JSON_H
+
+#include "src/policy.h"
+
+/* Caller frees. NULL on allocation failure. */
+char *cl_policy_to_json(const struct cl_policy *p);
+
+#endif

@@ -1,0 +1,31 @@
+/* The final status of one sandbox run and its JSON form (--json-status). */
+#ifndef CL_STATUS_H
+#define CL_STATUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "src/error.h"
+
+struct cl_status {
+	int exit_code;            /* what cloister exits with */
+	int signal;               /* 0 = not killed by a signal */
+	bool timed_out;
+	bool oom_killed;
+	bool output_truncated;
+	double wall_ms;
+	double user_ms;           /* < 0 = unknown */
+	double sys_ms;
+	int64_t memory_peak;      /* < 0 = unknown */
+	const char *runtime;
+	pid_t child_pid;          /* host pid of the sandbox's first process */
+};
+
+void cl_status_init(struct cl_status *st);
+/* Serialises st; caller frees. */
+char *cl_status_to_json(const struct cl_status *st);
+/* Writes the JSON to path (created 0600, replaced) or fd (if >= 0). */
+int cl_status_write(const struct cl_status *st, const char *path, int fd, cl_error *err);
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Lists or installs the Debian packages cloister needs to build, test and
+# benchmark. `tests/deps.sh install` installs what is missing when root,
+# otherwise names exactly what is missing and fails.
+set -u
+BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev"
+TEST="bubblewrap iproute2 procps python3 util-linux busybox-static"
+BENCH="hyperfine gnuplot-nox"
+VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod"
+pkgs="$BUILD $TEST"
+case " $* " in *" --bench "*) pkgs="$pkgs $BENCH" ;; esac
+case " $* " in *" --vm "*) pkgs="$pkgs $VM" ;; esac
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "${1:-}" != install ]; then echo "missing Debian packages:$missing"; exit 1; fi
+if [ "$(id -u)" != 0 ]; then
+	echo "missing Debian packages:$missing"
+	echo "run as root: apt-get install$missing"
+	exit 1
+fi
+echo "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q --no-install-recommends $missing >/tmp/cloister-apt.log 2>&1 || {
+	apt-get update -q >>/tmp/cloister-apt.log 2>&1
+	apt-get install -y -q --no-install-recommends $missing >>/tmp/cloister-apt.log 2>&1
+} || { tail -20 /tmp/cloister-apt.log; exit 1; }

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Runs the whole suite and ends with "N passed, N failed, N skipped".
+# As root it runs everything twice: as root, then as the unprivileged test
+# user (CLOISTER_TEST_USER, default cloister-test) on a copy of the build
+# under /tmp. Under CI=true a skip counts as a failure, and so does a
+# missing test user.
+#   tests/run.sh [--unit-only] [--as-user-pass] [FILTER]
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+UNIT_ONLY=0; USER_PASS=0; FILTER=""
+for a in "$@"; do
+	case $a in
+	--unit-only) UNIT_ONLY=1 ;;
+	--as-user-pass) USER_PASS=1 ;;
+	*) FILTER=$a ;;
+	esac
+done
+TEST_USER=${CLOISTER_TEST_USER:-cloister-test}
+LOG=$(mktemp /tmp/cloister-tests.XXXXXX)
+chmod 644 "$LOG"
+
+who=$( [ "$(id -u)" = 0 ] && echo root || echo "$(id -un)" )
+run_group() {  # label, command...
+	local label=$1; shift
+	"$@" 2>&1 | while IFS= read -r line; do
+		case $line in
+		PASS*|FAIL*|SKIP*) echo "[$who] $line" ;;
+		*) echo "    $line" ;;
+		esac
+	done | tee -a "$LOG"
+}
+
+for t in build/tests/test_*; do
+	[ -x "$t" ] || continue
+	[ -n "$FILTER" ] && [[ $t != *$FILTER* ]] && continue
+	run_group unit "$t"
+	[ "${PIPESTATUS[0]}" = 0 ] || true
+done
+if [ $UNIT_ONLY = 0 ]; then
+	for f in tests/integration/*.sh tests/security/*.sh tests/bwrap/*.sh; do
+		[ -f "$f" ] || continue
+		[ -n "$FILTER" ] && [[ $f != *$FILTER* ]] && continue
+		run_group "$f" bash "$f"
+	done
+fi
+
+# Second pass as the unprivileged user, on a world-readable copy.
+if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
+	if id "$TEST_USER" >/dev/null 2>&1; then
+		copy=$(mktemp -d /tmp/cloister-user.XXXXXX)
+		mkdir -p "$copy/build"
+		cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
+		cp -a tests bench "$copy/" 2>/dev/null
+		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
+		chmod -R a+rX "$copy"; chmod 755 "$copy"
+		runuser -u "$TEST_USER" -- env CI="${CI:-}" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \
+			bash "$copy/tests/run.sh" --as-user-pass $FILTER >>"$LOG.user" 2>&1
+		cat "$LOG.user"; cat "$LOG.user" >>"$LOG"
+		rm -rf "$copy" "$LOG.user"
+	else
+		echo "FAIL run: test user '$TEST_USER' does not exist (useradd -m $TEST_USER; .ci/run creates it)" | tee -a "$LOG"
+	fi
+fi
+
+if [ $USER_PASS = 1 ]; then rm -f "$LOG"; exit 0; fi
+pass=$(grep -c '\] PASS \|^PASS ' "$LOG"); failn=$(grep -c '\] FAIL \|^FAIL ' "$LOG")
+skipn=$(grep -c '\] SKIP \|^SKIP ' "$LOG")
+if [ "${CI:-}" = true ] && [ "$skipn" -gt 0 ]; then
+	echo "CI=true: $skipn skipped test(s) count as failures:"; grep 'SKIP ' "$LOG"
+	failn=$((failn + skipn)); skipn=0
+fi
+if [ "$failn" -gt 0 ]; then echo "failures:"; grep 'FAIL ' "$LOG"; fi
+rm -f "$LOG"
+echo "$pass passed, $failn failed, $skipn skipped"
+[ "$failn" = 0 ]

@@ -1,0 +1,31 @@
+/* A tiny unit-test harness: each CHECK prints one PASS or FAIL line that
+ * tests/run.sh counts; main returns non-zero if anything failed. */
+#ifndef CL_UNIT_H
+#define CL_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int unit_failed;
+static const char *unit_file = __FILE__;
+
+#define CHECK(name, cond)                                                          \
+	do {                                                                       \
+		if (cond) {                                                        \
+			printf("PASS %s: %s\n", unit_base(), name);                \
+		} else {                                                           \
+			printf("FAIL %s: %s (%s:%d: %s)\n", unit_base(), name,     \
+			       __FILE__, __LINE__, #cond);                         \
+			unit_failed = 1;                                           \
+		}                                                                  \
+	} while (0)
+
+static inline const char *unit_base(void)
+{
+	const char *s = strrchr(unit_file, '/');
+	return s ? s + 1 : unit_file;
+}
+
+#define UNIT_MAIN_END return unit_failed ? 1 : 0
+
+#endif
