@@ -247,6 +247,7 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 		return cl_fail_errno(err, "creating the sync socket");
 	c->sync_fd = sv[1];
 	c->wait_go = s->cg && cg_clone_fd(s->cg) < 0;
+	c->cgns_unshare = s->cg && (p->ns_flags & CLONE_NEWCGROUP);
 	s->pid = do_clone(p->ns_flags, s->cg ? cg_clone_fd(s->cg) : -1, &s->pidfd);
 	if (s->pid == 0) {
 		/* ===== child: new namespaces, caller's uid until mapped ===== */
