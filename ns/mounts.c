@@ -39,6 +39,7 @@ struct mount_ctx {
 	int *trees;        /* per mount: detached source tree, or -1 */
 	char **links;      /* per mount: symlink target when KEEP_SYMLINK hit */
 	int devnull;       /* detached /dev/null for masking, or -1 */
+	bool devnull_attached;  /* devnull itself already used as a mask */
 	int dev[N_DEV_NODES];
 	int rootfd;        /* the new root while it is built */
 };
@@ -200,6 +201,12 @@ static int mask_entry(struct mount_ctx *c, int procfd, const char *name, bool di
 			return t;
 	} else if (c->devnull >= 0) {
 		t = open_tree(c->devnull, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		/* Older kernels (e.g. 6.1) refuse to clone a detached tree: the
+		 * original becomes the first mask, later ones clone it attached. */
+		if (t < 0 && errno == EINVAL && !c->devnull_attached) {
+			c->devnull_attached = true;
+			return attach(c->devnull, procfd, name, name, err);
+		}
 		if (t < 0)
 			return cl_fail_errno(err, "masking /proc/%s", name);
 	} else {
