@@ -87,8 +87,8 @@ static int v2_delegated(char *base, size_t len, const char *what, cl_error *err)
 		return cl_fail(err, 0, "%s: this process has no cgroup v2 path; %s", what, V2_HINT);
 	slash = strrchr(own, '/');
 	if (slash == own)
-		return cl_fail(err, 0, "%s: this user's cgroup %s is the root: no delegated cgroup "
-		               "to create the sandbox in; %s", what, own, V2_HINT);
+		return cl_fail(err, 0, "%s: this process's cgroup %s is not delegated (it is the "
+		               "root cgroup); %s", what, own, V2_HINT);
 	*slash = '\0';
 	if (snprintf(base, len, CG_ROOT "%s", own) >= (int)len)
 		return cl_fail(err, ENAMETOOLONG, "%s: cgroup path %s", what, own);
