@@ -25,15 +25,13 @@ static bool has_word(const char *list, const char *w)
 	return false;
 }
 
-/* Enables ctrl for the children of dirfd; 0 if it already is. */
-static int v2_enable(int dirfd, const char *ctrl)
+/* Enables ctrl for the children of dirfd unless `have` (the current
+ * cgroup.subtree_control) already lists it. */
+static int v2_enable(int dirfd, const char *have, const char *ctrl)
 {
-	char buf[512], op[32];
-	ssize_t n = cg_read(dirfd, "cgroup.subtree_control", buf, sizeof(buf));
+	char op[32];
 
-	if (n < 0)
-		return (int)n;
-	if (has_word(buf, ctrl))
+	if (has_word(have, ctrl))
 		return 0;
 	snprintf(op, sizeof(op), "+%s", ctrl);
 	return cg_write(dirfd, "cgroup.subtree_control", op);
@@ -50,8 +48,11 @@ struct v2_need {
 static int v2_enable_all(int dirfd, const char *path, const struct v2_need *need, size_t n,
                          cl_error *err)
 {
+	char have[512] = "";
+
+	cg_read(dirfd, "cgroup.subtree_control", have, sizeof(have));
 	for (size_t i = 0; i < n; i++) {
-		int rc = v2_enable(dirfd, need[i].ctrl);
+		int rc = v2_enable(dirfd, have, need[i].ctrl);
 		const char *why;
 
 		if (rc == 0 || !need[i].required)
