@@ -170,6 +170,27 @@ t_sigkill_then_next_run_sweeps() {
 	assert_eq "" "$(cg_dirs_of $pid1)" "stale cgroup not swept by the next run"
 }
 
+t_cgroup_parent_used() {
+	local par=/cltest-parent-$$ seen="" i
+	if ! is_root; then
+		clr_bg "${RUN[@]}" --memory 64m --cgroup-parent "$par" -- /bin/true
+		assert_eq 125 "$RC" "exit code"; assert_contains "$ERR" "--memory"
+		assert_contains "$ERR" "$par"
+		return
+	fi
+	mkdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
+	"$CL" "${RUN[@]}" --memory 64m --pids 32 --cgroup-parent "$par" -- /bin/sleep 1 >out 2>err &
+	PID=$!
+	for i in $(seq 50); do seen=$(ls -d /sys/fs/cgroup/*$par/cloister-$PID-* 2>/dev/null); [ -n "$seen" ] && break; sleep 0.05; done
+	wait $PID; RC=$?
+	local left; left=$(ls -d /sys/fs/cgroup/*$par/* 2>/dev/null | grep cloister-)
+	rmdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
+	assert_eq 0 "$RC" "exit code ($(cat err))"
+	assert_contains "$seen" "/sys/fs/cgroup/memory$par/cloister-$PID-" "memory cgroup under the parent"
+	assert_contains "$seen" "/sys/fs/cgroup/pids$par/cloister-$PID-" "pids cgroup under the parent"
+	assert_eq "" "$left" "left under the parent"
+}
+
 t_check_reports_cgroups() {
 	clr check --json
 	assert_eq 0 "$RC"
