@@ -25,6 +25,13 @@ int main(void)
 	CHECK("--cpus .25 -> cpu.max", cl_parse_cpus(".25", &q, &per) == 0 &&
 	      cg_fmt_cpu_max(buf, sizeof(buf), q, per) == 0 && strcmp(buf, "25000 100000") == 0);
 
+	{
+		uint64_t b = 0;
+		CHECK("--memory 512m -> bytes", cl_parse_size("512m", &b) == 0 && b == 512ull << 20);
+		CHECK("--memory 2G -> bytes", cl_parse_size("2G", &b) == 0 && b == 2ull << 30);
+		CHECK("--memory 4096 -> bytes", cl_parse_size("4096", &b) == 0 && b == 4096);
+		CHECK("--memory 0m refused", cl_parse_size("0m", &b) < 0);
+	}
 	CHECK("swap unset", cg_swap_max(1 << 20, -1) == -1);
 	CHECK("swap 0 = none", cg_swap_max(1 << 20, 0) == 0);
 	CHECK("swap equal = none", cg_swap_max(1 << 20, 1 << 20) == 0);

@@ -26,6 +26,8 @@ deleg_make() {  # dir
 	chown -R "$U" "$1/session"
 }
 deleg_make "$DELEG"
+# Background processes below never hold the test's stderr: run_tests waits
+# for every writer, so a stray one would stall the whole guest on a failure.
 # Runs "$@" as the user from cgroup $CGROUP_AT (default: the session leaf).
 as_user() {
 	sh -c 'u=$1; shift; echo $$ > "$0/cgroup.procs" && exec runuser -u "$u" -- env PATH=/usr/bin:/bin "$@"' \
@@ -44,7 +46,7 @@ userdir() { chmod 777 "$T_TMP"; }
 # ---- root ----
 
 t_root_limits_written() {
-	"$CL" "${RUN[@]}" --memory 64m --memory-swap 96m --cpus 0.5 --pids 32 -- /bin/sleep 2 &
+	"$CL" "${RUN[@]}" --memory 64m --memory-swap 96m --cpus 0.5 --pids 32 -- /bin/sleep 2 >/dev/null 2>&1 &
 	local pid=$! l; l=$(wait_leaf $G/cloister)
 	assert_contains "$l" "$G/cloister/$pid-" "sandbox cgroup"
 	assert_eq 67108864 "$(cat "$l/memory.max")" memory.max
@@ -94,7 +96,7 @@ t_root_clone_into_cgroup() {
 	! grep 'cgroup.procs' trace | grep -q O_WRONLY || fail "cgroup.procs written: $(grep cgroup.procs trace)"
 	grep 'cgroup.kill' trace | grep -q O_WRONLY || fail "cleanup did not use cgroup.kill"
 	assert_eq "0::/" "$(cat out)" "the command's /proc/self/cgroup"
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 2 &
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 2 >/dev/null 2>&1 &
 	local pid=$! l init; l=$(wait_leaf $G/cloister)
 	init=$(head -1 "$l/cgroup.procs")
 	assert_eq "0::${l#$G}" "$(cat /proc/$init/cgroup)" "host view of the sandbox init"
@@ -104,9 +106,9 @@ t_root_clone_into_cgroup() {
 # A process that is in the sandbox cgroup but not in its pid namespace
 # survives the pid namespace teardown; only cgroup.kill gets it.
 t_root_cgroup_kill_cleanup() {
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 1 &
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 1 >/dev/null 2>&1 &
 	local pid=$! l; l=$(wait_leaf $G/cloister)
-	sleep 300 & local stray=$!
+	sleep 300 >/dev/null 2>&1 & local stray=$!
 	echo $stray > "$l/cgroup.procs" || fail "could not move the stray"
 	wait $pid; assert_eq 0 $? "exit code"
 	wait $stray; assert_eq 137 $? "stray killed by SIGKILL"
@@ -114,7 +116,7 @@ t_root_cgroup_kill_cleanup() {
 }
 
 t_root_sigkill_then_gc() {
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 30 &
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 30 >/dev/null 2>&1 &
 	local pid=$! l i; l=$(wait_leaf $G/cloister)
 	for i in $(seq 100); do grep -q . "$l/cgroup.procs" && break; sleep 0.05; done
 	kill -9 $pid; wait $pid 2>/dev/null
@@ -172,7 +174,7 @@ t_user_cgroup_kill_cleanup() {
 	userdir
 	as_user "$CL" "${RUN[@]}" --pids 50 -- /bin/sleep 1 >out 2>err &
 	local w=$! l; l=$(wait_leaf $DELEG/cloister)
-	runuser -u "$U" -- sleep 300 & local stray=$!
+	runuser -u "$U" -- sleep 300 >/dev/null 2>&1 & local stray=$!
 	local sp; for i in $(seq 50); do sp=$(pgrep -u "$U" -x sleep -P $stray 2>/dev/null || pgrep -n -u "$U" -f 'sleep 300'); [ -n "$sp" ] && break; sleep 0.05; done
 	echo "$sp" > "$l/cgroup.procs" || fail "could not move the stray"
 	wait $w; assert_eq 0 $? "exit code ($(cat err))"
@@ -214,7 +216,7 @@ t_user_not_delegated_refused() {
 t_user_internal_process_refused() {
 	local d=$G/deleg2
 	deleg_make "$d"
-	sleep 30 & local squat=$!
+	sleep 30 >/dev/null 2>&1 & local squat=$!
 	echo $squat > "$d/cgroup.procs"
 	OUT=$(CGROUP_AT=$d/session as_user "$CL" "${RUN[@]}" --pids 10 -- /bin/true 2>&1); RC=$?
 	kill $squat
