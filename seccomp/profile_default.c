@@ -1,0 +1,228 @@
+/* cloister's built-in default seccomp profile: an allowlist in the spirit of
+ * Docker's, hardened for hostile code. Each group carries its reason. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "seccomp/profile.h"
+
+/* Anything not listed: ENOSYS. A syscall newer than this table (or than
+ * libseccomp) then looks unimplemented, and libc falls back to an older
+ * call, as glibc does for clone3, faccessat2 or statx. */
+#define DEFAULT_ACTION SCMP_ACT_ERRNO(ENOSYS)
+#define DENY SCMP_ACT_ERRNO(EPERM)
+
+struct group {
+	const char *names;   /* space-separated */
+	uint32_t action;
+	const char *reason;
+};
+
+static const struct group allowed[] = {
+	{"read write readv writev pread64 pwrite64 preadv pwritev preadv2 pwritev2 "
+	 "lseek _llseek sendfile sendfile64 splice tee vmsplice copy_file_range readahead",
+	 SCMP_ACT_ALLOW, "reading and writing open files"},
+	{"open openat openat2 creat close close_range dup dup2 dup3 fcntl fcntl64 flock",
+	 SCMP_ACT_ALLOW, "opening and managing file descriptors"},
+	{"fsync fdatasync sync syncfs sync_file_range truncate truncate64 ftruncate "
+	 "ftruncate64 fallocate fadvise64 fadvise64_64",
+	 SCMP_ACT_ALLOW, "file data management"},
+	{"stat stat64 fstat fstat64 lstat lstat64 newfstatat fstatat64 statx statfs statfs64 "
+	 "fstatfs fstatfs64 access faccessat faccessat2 readlink readlinkat getdents getdents64 "
+	 "getcwd chdir fchdir umask",
+	 SCMP_ACT_ALLOW, "looking at the file tree"},
+	{"chmod fchmod fchmodat fchmodat2 chown chown32 fchown fchown32 lchown lchown32 fchownat "
+	 "utime utimes utimensat utimensat_time64 futimesat mkdir mkdirat rmdir unlink unlinkat "
+	 "rename renameat renameat2 link linkat symlink symlinkat mknod mknodat",
+	 SCMP_ACT_ALLOW, "changing the file tree (device nodes still need CAP_MKNOD)"},
+	{"getxattr lgetxattr fgetxattr setxattr lsetxattr fsetxattr listxattr llistxattr "
+	 "flistxattr removexattr lremovexattr fremovexattr",
+	 SCMP_ACT_ALLOW, "extended attributes (the kernel checks namespaces)"},
+	{"inotify_init inotify_init1 inotify_add_watch inotify_rm_watch",
+	 SCMP_ACT_ALLOW, "file change notification for build tools and editors"},
+	{"brk mmap mmap2 munmap mremap mprotect madvise mlock mlock2 munlock mlockall munlockall "
+	 "mincore msync remap_file_pages membarrier memfd_create pkey_alloc pkey_free pkey_mprotect",
+	 SCMP_ACT_ALLOW, "memory management of the process itself"},
+	{"fork vfork execve execveat exit exit_group wait4 waitpid waitid kill tkill tgkill "
+	 "rt_sigqueueinfo rt_tgsigqueueinfo pidfd_open pidfd_send_signal pidfd_getfd "
+	 "process_vm_readv process_vm_writev kcmp ptrace",
+	 SCMP_ACT_ALLOW, "processes and debuggers; the pid namespace confines them to the sandbox"},
+	{"getpid getppid gettid getpgid setpgid getpgrp getsid setsid getuid getuid32 geteuid "
+	 "geteuid32 getgid getgid32 getegid getegid32 getresuid getresuid32 getresgid getresgid32 "
+	 "getgroups getgroups32 setuid setuid32 setgid setgid32 setreuid setreuid32 setregid "
+	 "setregid32 setresuid setresuid32 setresgid setresgid32 setgroups setgroups32 setfsuid "
+	 "setfsuid32 setfsgid setfsgid32 capget capset",
+	 SCMP_ACT_ALLOW, "identity; changes are limited by the user namespace's maps and caps"},
+	{"prctl arch_prctl set_tid_address set_robust_list get_robust_list futex futex_time64 "
+	 "futex_waitv rseq set_thread_area get_thread_area",
+	 SCMP_ACT_ALLOW, "threads and libc startup"},
+	{"sched_yield sched_getaffinity sched_setaffinity sched_getparam sched_setparam "
+	 "sched_getscheduler sched_setscheduler sched_get_priority_max sched_get_priority_min "
+	 "sched_rr_get_interval sched_rr_get_interval_time64 sched_getattr sched_setattr "
+	 "getpriority setpriority ioprio_get ioprio_set getcpu",
+	 SCMP_ACT_ALLOW, "scheduling of the sandbox's own tasks"},
+	{"getrlimit ugetrlimit setrlimit prlimit64 getrusage times uname sysinfo sethostname "
+	 "setdomainname",
+	 SCMP_ACT_ALLOW, "limits and system info (uts namespace is private)"},
+	{"rt_sigaction rt_sigprocmask rt_sigreturn rt_sigpending rt_sigsuspend rt_sigtimedwait "
+	 "rt_sigtimedwait_time64 sigaction sigprocmask sigreturn sigaltstack signalfd signalfd4 "
+	 "pause alarm",
+	 SCMP_ACT_ALLOW, "signals"},
+	{"nanosleep clock_nanosleep clock_nanosleep_time64 clock_gettime clock_gettime64 "
+	 "clock_getres clock_getres_time64 gettimeofday time timer_create timer_settime "
+	 "timer_settime64 timer_gettime timer_gettime64 timer_getoverrun timer_delete "
+	 "timerfd_create timerfd_settime timerfd_settime64 timerfd_gettime timerfd_gettime64 "
+	 "getitimer setitimer restart_syscall adjtimex clock_adjtime clock_adjtime64",
+	 SCMP_ACT_ALLOW, "clocks and timers (setting the clock needs CAP_SYS_TIME on the host)"},
+	{"select _newselect pselect6 pselect6_time64 poll ppoll ppoll_time64 epoll_create "
+	 "epoll_create1 epoll_ctl epoll_wait epoll_pwait epoll_pwait2 eventfd eventfd2",
+	 SCMP_ACT_ALLOW, "event loops"},
+	{"pipe pipe2 socketpair shmget shmat shmdt shmctl semget semop semtimedop "
+	 "semtimedop_time64 semctl msgget msgsnd msgrcv msgctl mq_open mq_unlink mq_timedsend "
+	 "mq_timedsend_time64 mq_timedreceive mq_timedreceive_time64 mq_notify mq_getsetattr",
+	 SCMP_ACT_ALLOW, "IPC (the ipc namespace is private)"},
+	{"bind connect listen accept accept4 getsockname getpeername sendto send recvfrom recv "
+	 "sendmsg recvmsg sendmmsg recvmmsg recvmmsg_time64 shutdown setsockopt getsockopt",
+	 SCMP_ACT_ALLOW, "sockets (the network namespace decides what they reach)"},
+	{"getrandom io_setup io_destroy io_submit io_cancel io_getevents io_pgetevents "
+	 "io_pgetevents_time64 landlock_create_ruleset landlock_add_rule landlock_restrict_self "
+	 "seccomp",
+	 SCMP_ACT_ALLOW, "randomness, AIO, and self-sandboxing (filters only stack, never loosen)"},
+};
+
+static const struct group denied[] = {
+	{"io_uring_setup io_uring_enter io_uring_register", DENY,
+	 "io_uring: large kernel attack surface, and its operations bypass seccomp"},
+	{"bpf", DENY, "eBPF verifier and maps are a frequent kernel exploit path"},
+	{"perf_event_open", DENY, "perf: kernel attack surface and side channels"},
+	{"userfaultfd", DENY, "lets exploits pause the kernel mid-copy to win races"},
+	{"keyctl add_key request_key", DENY, "the kernel keyring is not namespaced"},
+	{"kexec_load kexec_file_load", DENY, "replaces the running kernel"},
+	{"init_module finit_module delete_module", DENY, "kernel modules"},
+	{"swapon swapoff", DENY, "host swap"},
+	{"reboot", DENY, "host reboot (in a pid namespace it would kill the sandbox's init)"},
+	{"acct", DENY, "process accounting is host-wide"},
+	{"open_by_handle_at name_to_handle_at", DENY,
+	 "file handles can open files outside the mount tree (the shocker escape)"},
+	{"lookup_dcookie quotactl quotactl_fd nfsservctl", DENY, "host-wide administration"},
+	{"syslog", DENY, "kernel log leaks kernel addresses"},
+	{"settimeofday stime clock_settime clock_settime64", DENY, "the host clock is shared"},
+	{"iopl ioperm vhangup uselib modify_ldt", DENY,
+	 "raw I/O ports, terminal hangup, a.out loading, LDT: legacy kernel surface"},
+	{"mbind set_mempolicy set_mempolicy_home_node get_mempolicy migrate_pages move_pages",
+	 DENY, "NUMA placement can degrade other workloads on the host"},
+	{"fanotify_init", DENY, "filesystem-wide event monitoring"},
+};
+
+/* With --allow-nested this group is allowed instead: nested sandboxes mount
+ * in namespaces they own. */
+static const struct group mounts = {
+	"mount umount umount2 fsopen fsconfig fsmount fspick move_mount open_tree "
+	"mount_setattr pivot_root chroot", DENY,
+	"the mount tree is cloister's; remounting could undo read-only binds and masks"};
+
+/* Which CLONE_NEW* flags clone() may carry: 0x80 is CLONE_NEWTIME only for
+ * clone3/unshare; in clone() the low byte is the exit signal. */
+#define CLONE_NEW_MASK (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
+                        CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+/* The ioctl request is an unsigned int; the kernel ignores the high 32 bits,
+ * so compare only the low ones (CVE-2019-10063 set high bits to pass). */
+#define LOW32 0xffffffffULL
+/* personality(2) values that only change uname or query: Docker's list. */
+static const uint64_t personalities[] = {0x0, 0x8 /* PER_LINUX32 */,
+	0x20000 /* UNAME26 */, 0x20008, 0xffffffff /* query */};
+
+static int add_names(struct sc_profile *p, const struct group *g, bool nested)
+{
+	uint32_t action = nested ? SCMP_ACT_ALLOW : g->action;
+	char buf[1024], *save = NULL;
+	int rc;
+
+	strncpy(buf, g->names, sizeof(buf) - 1);
+	buf[sizeof(buf) - 1] = 0;
+	for (char *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
+		/* Names for other architectures or newer kernels than this
+		 * libseccomp knows simply get the default action. */
+		if (seccomp_syscall_resolve_name(n) == __NR_SCMP_ERROR)
+			continue;
+		rc = sc_profile_add(p, n, action, NULL, 0, g->reason);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int add1(struct sc_profile *p, const char *name, uint32_t action, unsigned arg,
+                int op, uint64_t v, uint64_t v2, const char *reason)
+{
+	struct sc_cond c = {.arg = arg, .op = op, .v = v, .v2 = v2};
+
+	return sc_profile_add(p, name, action, &c, op < 0 ? 0 : 1, reason);
+}
+
+/* A catch-all condition (always true) for "otherwise" rules. libseccomp
+ * sorts masked compares before it, so it only applies when none of the
+ * specific MASKED_EQ rules of the same syscall matched; tests check that. */
+#define ANY SCMP_CMP_GE, 0, 0
+
+static int add_conditional(struct sc_profile *p, const struct sc_context *ctx)
+{
+	int rc = 0;
+
+	rc |= add1(p, "ioctl", DENY, 1, SCMP_CMP_MASKED_EQ, LOW32, TIOCSTI,
+	           "TIOCSTI pushes input into a terminal outside (CVE-2017-5226)");
+	rc |= add1(p, "ioctl", DENY, 1, SCMP_CMP_MASKED_EQ, LOW32, TIOCLINUX,
+	           "TIOCLINUX can paste console selection as input (CVE-2023-28100)");
+	rc |= add1(p, "ioctl", SCMP_ACT_ALLOW, 1, ANY, "other ioctls: device drivers check them");
+	for (size_t i = 0; i < sizeof(personalities) / sizeof(*personalities); i++)
+		rc |= add1(p, "personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32,
+		           personalities[i], "harmless personality values");
+	rc |= add1(p, "personality", DENY, 0, ANY,
+	           "other personalities weaken ASLR or change the ABI (READ_IMPLIES_EXEC)");
+	rc |= add1(p, "socket", SCMP_ACT_ERRNO(EAFNOSUPPORT), 0, SCMP_CMP_MASKED_EQ, LOW32, 40,
+	           "AF_VSOCK reaches the hypervisor whatever the network namespace");
+	rc |= add1(p, "socket", SCMP_ACT_ALLOW, 0, ANY, "other socket families");
+	if (ctx->allow_nested) {
+		const struct group nested = {"unshare setns clone clone3", SCMP_ACT_ALLOW,
+		                             "--allow-nested: namespaces inside the sandbox"};
+		return rc ? rc : add_names(p, &nested, false);
+	}
+	rc |= add1(p, "unshare", DENY, -1, -1, 0, 0,
+	           "new namespaces expose more kernel surface to unprivileged code (CVE-2021-41133)");
+	rc |= add1(p, "setns", DENY, -1, -1, 0, 0, "joining namespaces, same reason as unshare");
+	rc |= add1(p, "clone", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, CLONE_NEW_MASK, 0,
+	           "threads and processes without new namespaces");
+	rc |= add1(p, "clone", DENY, 0, ANY, "clone with a CLONE_NEW* flag: same reason as unshare");
+	rc |= add1(p, "clone3", SCMP_ACT_ERRNO(ENOSYS), -1, -1, 0, 0,
+	           "its flags are in memory where seccomp cannot look; ENOSYS makes libc use clone");
+	return rc;
+}
+
+int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->default_action = DEFAULT_ACTION;
+	/* x32 and i386 (int 0x80) syscalls use other numbers than the table
+	 * was written for; legitimate sandboxed code never needs them and
+	 * they are a classic filter bypass, so the process is killed. */
+	out->badarch_action = SCMP_ACT_KILL_PROCESS;
+	rc = add_conditional(out, ctx);
+	if (rc == 0)
+		rc = add_names(out, &mounts, ctx->allow_nested);
+	for (size_t i = 0; rc == 0 && i < sizeof(allowed) / sizeof(*allowed); i++)
+		rc = add_names(out, &allowed[i], false);
+	for (size_t i = 0; rc == 0 && i < sizeof(denied) / sizeof(*denied); i++)
+		rc = add_names(out, &denied[i], false);
+	if (rc < 0) {
+		sc_profile_free(out);
+		return cl_fail(err, -rc, "building the default seccomp profile");
+	}
+	return 0;
+}
