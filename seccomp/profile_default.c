@@ -146,9 +146,9 @@ static int add_names(struct sc_profile *p, const struct group *g, bool nested)
 	strncpy(buf, g->names, sizeof(buf) - 1);
 	buf[sizeof(buf) - 1] = 0;
 	for (char *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
-		/* Names for other architectures or newer kernels than this
-		 * libseccomp knows simply get the default action. */
-		if (seccomp_syscall_resolve_name(n) == __NR_SCMP_ERROR)
+		/* The profile is native-only: names of other architectures, or
+		 * of kernels newer than this libseccomp, get the default action. */
+		if (seccomp_syscall_resolve_name(n) < 0)
 			continue;
 		rc = sc_profile_add(p, n, action, NULL, 0, g->reason);
 		if (rc < 0)
