@@ -13,8 +13,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-/* Usage: scprobe [NAME...]   prints "NAME ERRNO" (or "NAME OK") per probe;
- *        scprobe pty         TIOCSTI/TIOCLINUX against a fresh pty. */
+/* Usage: scprobe [NAME...]    prints "NAME ERRNO" (or "NAME OK") per probe;
+ *        scprobe pty          TIOCSTI/TIOCLINUX against a fresh pty;
+ *        scprobe int80|x32    one getpid through a foreign ABI. */
 
 #define HI (1UL << 32)
 #define CLONE_NEW_ALL (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
@@ -140,6 +141,28 @@ static int pty(void)
 	return 0;
 }
 
+/* Foreign ABIs on x86_64: i386 via int 0x80 and x32 via the 0x40000000
+ * syscall bit. The default profile kills the process (SIGSYS). */
+static int foreign(const char *which)
+{
+	long r = -1;
+
+#if defined(__x86_64__)
+	if (strcmp(which, "int80") == 0) {
+		r = 20;  /* i386 getpid */
+		__asm__ volatile("int $0x80" : "+a"(r) : : "memory");
+		printf("int80 %s\n", r < 0 ? ename((int)-r) : "OK");
+	} else {
+		errno = 0;
+		r = syscall(0x40000000L | 39);  /* x32 getpid */
+		printf("x32 %s\n", r < 0 ? ename(errno) : "OK");
+	}
+#else
+	printf("%s NOT_X86_64\n", which);
+#endif
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = sizeof(probes) / sizeof(*probes);
@@ -147,6 +170,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 2 && strcmp(argv[1], "pty") == 0)
 		return pty();
+	if (argc == 2 && (strcmp(argv[1], "int80") == 0 || strcmp(argv[1], "x32") == 0))
+		return foreign(argv[1]);
 	if (argc == 2 && strcmp(argv[1], "list") == 0) {
 		for (size_t i = 0; i < n; i++)
 			puts(probes[i].name);
