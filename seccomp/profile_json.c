@@ -267,7 +267,7 @@ static int add_names(struct jctx *j, struct sc_profile *p, json_t *s, size_t i,
 	int rc;
 
 	if (names && !json_is_null(names)) {
-		if (!json_is_array(names))
+		if (!json_is_array(names) || json_array_size(names) == 0)
 			goto bad_names;
 		json_array_foreach(names, k, v)
 			if (!json_is_string(v) || !*json_string_value(v))
