@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <linux/filter.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,13 +27,27 @@ static void fd_close(int *fd)
 		close(*fd);
 }
 
-static int add_rule(scmp_filter_ctx ctx, const struct sc_rule *r, cl_error *err)
+/* Is the name a real syscall on the native arch or one of the profile's?
+ * libseccomp would otherwise emit dead tests for pseudo numbers. */
+static bool on_some_arch(const struct sc_profile *p, const char *name)
+{
+	if (seccomp_syscall_resolve_name(name) >= 0)
+		return true;
+	for (size_t i = 0; i < p->n_arches; i++)
+		if (seccomp_syscall_resolve_name_arch(p->arches[i], name) >= 0)
+			return true;
+	return false;
+}
+
+static int add_rule(scmp_filter_ctx ctx, const struct sc_profile *p, const struct sc_rule *r,
+                    cl_error *err)
 {
 	struct scmp_arg_cmp cmp[SC_MAX_ARGS];
 	int nr = seccomp_syscall_resolve_name(r->name), rc;
 
-	if (nr == __NR_SCMP_ERROR)
-		return 0;  /* unknown names were reported by the loader */
+	/* Unknown names were reported by the loader. */
+	if (nr == __NR_SCMP_ERROR || !on_some_arch(p, r->name))
+		return 0;
 	for (unsigned i = 0; i < r->n_conds; i++) {
 		cmp[i].arg = r->conds[i].arg;
 		cmp[i].op = (enum scmp_compare)r->conds[i].op;
@@ -78,7 +93,7 @@ int sc_compile(const struct sc_profile *p, struct sock_filter **filter, size_t *
 		 * refuses it. */
 		if (p->rules[i].action == p->default_action)
 			continue;
-		if (add_rule(ctx, &p->rules[i], err) < 0)
+		if (add_rule(ctx, p, &p->rules[i], err) < 0)
 			return cl_error_code(err);
 	}
 	fd = memfd_create("cloister-bpf", MFD_CLOEXEC);

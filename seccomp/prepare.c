@@ -181,7 +181,7 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 	int rc;
 
 	if (strcmp(spec, "default") == 0) {
-		rc = sc_profile_default(ctx, &prof, err);
+		rc = sc_profile_default_raw(ctx, &prof, err);
 		if (rc < 0)
 			return rc;
 		default_key(&prof, ctx, key);

@@ -61,6 +61,9 @@ void sc_profile_free(struct sc_profile *p);
 
 /* Built-in default profile (seccomp/profile_default.c). */
 int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_error *err);
+/* The same rules without dropping names this arch or libseccomp lacks
+ * (cheaper; sc_compile drops them): for the launch path's cache key. */
+int sc_profile_default_raw(const struct sc_context *ctx, struct sc_profile *out, cl_error *err);
 /* Bump whenever the default table changes: part of the cache key. */
 #define SC_DEFAULT_VERSION "default-1"
 

@@ -137,6 +137,11 @@ static const struct group mounts = {
 static const uint64_t personalities[] = {0x0, 0x8 /* PER_LINUX32 */,
 	0x20000 /* UNAME26 */, 0x20008, 0xffffffff /* query */};
 
+/* Unresolved builds keep every name (the compiler drops the ones this
+ * arch lacks): the launch path then hashes the table without paying for
+ * hundreds of libseccomp name lookups. */
+static bool resolve_names = true;
+
 static int add_names(struct sc_profile *p, const struct group *g, bool nested)
 {
 	uint32_t action = nested ? SCMP_ACT_ALLOW : g->action;
@@ -148,7 +153,7 @@ static int add_names(struct sc_profile *p, const struct group *g, bool nested)
 	for (char *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
 		/* The profile is native-only: names of other architectures, or
 		 * of kernels newer than this libseccomp, get the default action. */
-		if (seccomp_syscall_resolve_name(n) < 0)
+		if (resolve_names && seccomp_syscall_resolve_name(n) < 0)
 			continue;
 		rc = sc_profile_add(p, n, action, NULL, 0, g->reason);
 		if (rc < 0)
@@ -203,7 +208,7 @@ static int add_conditional(struct sc_profile *p, const struct sc_context *ctx)
 	return rc;
 }
 
-int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
+static int build(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
 {
 	int rc;
 
@@ -225,4 +230,20 @@ int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_
 		return cl_fail(err, -rc, "building the default seccomp profile");
 	}
 	return 0;
+}
+
+int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
+{
+	resolve_names = true;
+	return build(ctx, out, err);
+}
+
+int sc_profile_default_raw(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
+{
+	int rc;
+
+	resolve_names = false;
+	rc = build(ctx, out, err);
+	resolve_names = true;
+	return rc;
 }
