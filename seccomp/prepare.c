@@ -209,6 +209,8 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 			return rc;
 	}
 	rc = sc_compile(&prof, &c.filter, &c.len, err);
+	if (rc == 0 && !text && strcmp(spec, "default") == 0)
+		rc = sc_profile_default_check(c.filter, c.len, ctx, err);
 	if (rc == 0) {
 		c.flags = kernel_flags(prof.flags);
 		c.warning = prof.unknown;
@@ -218,6 +220,8 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 		to_program(&c, out);
 	}
 	sc_profile_free(&prof);
+	if (rc < 0)
+		free(c.filter);
 	return rc < 0 ? cl_wrap(err, "compiling seccomp profile %s", spec) : 0;
 }
 

@@ -64,6 +64,11 @@ int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_
 /* The same rules without dropping names this arch or libseccomp lacks
  * (cheaper; sc_compile drops them): for the launch path's cache key. */
 int sc_profile_default_raw(const struct sc_context *ctx, struct sc_profile *out, cl_error *err);
+/* Runs the compiled default program through the interpreter on the calls
+ * the hardening is about; an error if any decision is not the intended one. */
+struct sock_filter;
+int sc_profile_default_check(const struct sock_filter *f, size_t len,
+                             const struct sc_context *ctx, cl_error *err);
 /* Bump whenever the default table changes: part of the cache key. */
 #define SC_DEFAULT_VERSION "default-1"
 

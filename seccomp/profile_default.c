@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <linux/seccomp.h>
+
+#include "seccomp/bpf_sim.h"
 
 #include "seccomp/profile.h"
 
@@ -246,4 +251,71 @@ int sc_profile_default_raw(const struct sc_context *ctx, struct sc_profile *out,
 	rc = build(ctx, out, err);
 	resolve_names = true;
 	return rc;
+}
+
+/* ---- self-check of the compiled program ----
+ * The "otherwise" rules rely on how libseccomp orders tests, and the whole
+ * point of the hardening is the high-bit cases; so every freshly compiled
+ * default program is run through the interpreter on these calls first. */
+struct expect {
+	const char *what;
+	long nr;
+	uint64_t a0, a1;
+	uint32_t want, nested_want;
+};
+
+#define HI32 (1ULL << 32)
+
+int sc_profile_default_check(const struct sock_filter *f, size_t len,
+                             const struct sc_context *ctx, cl_error *err)
+{
+	const uint32_t allow = SECCOMP_RET_ALLOW, eperm = SECCOMP_RET_ERRNO | EPERM;
+	const uint32_t enosys = SECCOMP_RET_ERRNO | ENOSYS;
+	const struct expect cases[] = {
+		{"getppid", __NR_getppid, 0, 0, allow, allow},
+		{"ioctl(TCGETS)", __NR_ioctl, 0, TCGETS, allow, allow},
+		{"ioctl(TIOCSTI)", __NR_ioctl, 0, TIOCSTI, eperm, eperm},
+		{"ioctl(TIOCSTI|1<<32)", __NR_ioctl, 0, HI32 | TIOCSTI, eperm, eperm},
+		{"ioctl(TIOCLINUX|1<<32)", __NR_ioctl, 0, HI32 | TIOCLINUX, eperm, eperm},
+		{"personality(query)", __NR_personality, 0xffffffff, 0, allow, allow},
+		{"personality(ADDR_NO_RANDOMIZE)", __NR_personality, 0x0040000, 0, eperm, eperm},
+		{"socket(AF_UNIX)", __NR_socket, 1, 0, allow, allow},
+		{"socket(AF_VSOCK|1<<32)", __NR_socket, HI32 | 40, 0, SECCOMP_RET_ERRNO | EAFNOSUPPORT,
+		 SECCOMP_RET_ERRNO | EAFNOSUPPORT},
+		{"clone(SIGCHLD)", __NR_clone, 17, 0, allow, allow},
+		{"clone(CLONE_NEWUSER)", __NR_clone, CLONE_NEWUSER | 17, 0, eperm, allow},
+		{"clone(CLONE_NEWNET|1<<32)", __NR_clone, HI32 | CLONE_NEWNET, 0, eperm, allow},
+		{"clone3", __NR_clone3, 0, 0, enosys, allow},
+		{"unshare", __NR_unshare, 0, 0, eperm, allow},
+		{"mount", __NR_mount, 0, 0, eperm, allow},
+		{"bpf", __NR_bpf, 0, 0, eperm, eperm},
+		{"unlisted syscall 1000", 1000, 0, 0, enosys, enosys},
+#if defined(__x86_64__)
+		{"x32 getpid", 0x40000000 | 39, 0, 0, SECCOMP_RET_KILL_PROCESS, SECCOMP_RET_KILL_PROCESS},
+#endif
+	};
+	struct seccomp_data d;
+	uint32_t got;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		const struct expect *c = &cases[i];
+		uint32_t want = ctx->allow_nested ? c->nested_want : c->want;
+		memset(&d, 0, sizeof(d));
+		d.nr = (int)c->nr;
+		d.arch = seccomp_arch_native();
+		d.args[0] = c->a0;
+		d.args[1] = c->a1;
+		if (sc_bpf_run(f, len, &d, &got) < 0 || got != want)
+			return cl_fail(err, 0, "the compiled default seccomp profile decides %s wrongly "
+			               "(0x%08x, expected 0x%08x); refusing to use it", c->what, got,
+			               want);
+	}
+#if defined(__x86_64__)
+	memset(&d, 0, sizeof(d));
+	d.nr = 20;
+	d.arch = SCMP_ARCH_X86;
+	if (sc_bpf_run(f, len, &d, &got) < 0 || got != SECCOMP_RET_KILL_PROCESS)
+		return cl_fail(err, 0, "the compiled default seccomp profile does not kill i386 calls");
+#endif
+	return 0;
 }

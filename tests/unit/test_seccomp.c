@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seccomp/bpf_sim.h"
 #include "seccomp/profile.h"
 #include "seccomp/sha256.h"
 #include "unit.h"
@@ -251,6 +252,89 @@ static void test_default(void)
 	sc_profile_free(&p);
 }
 
+/* Every rule of the resolved default profile, run through the compiled
+ * program: unconditional rules must decide exactly their action. */
+static void test_default_program(bool nested)
+{
+	struct sc_context ctx = {.allow_nested = nested};
+	struct sc_profile p;
+	cl_error err = {0};
+	struct sock_filter *f = NULL;
+	size_t len = 0, wrong = 0, checked = 0;
+	char name[64];
+
+	if (sc_profile_default(&ctx, &p, &err) < 0 || sc_compile(&p, &f, &len, &err) < 0) {
+		CHECK("default compiles for the interpreter", 0);
+		return;
+	}
+	for (size_t i = 0; i < p.n_rules; i++) {
+		struct seccomp_data d = {.nr = seccomp_syscall_resolve_name(p.rules[i].name),
+		                         .arch = seccomp_arch_native()};
+		uint32_t got;
+		if (p.rules[i].n_conds)
+			continue;
+		checked++;
+		if (sc_bpf_run(f, len, &d, &got) < 0 || got != p.rules[i].action) {
+			printf("    %s: 0x%08x, rule says 0x%08x\n", p.rules[i].name, got, p.rules[i].action);
+			wrong++;
+		}
+	}
+	snprintf(name, sizeof(name), "compiled default decides each plain rule (%zu)%s", checked,
+	         nested ? ", allow_nested" : "");
+	CHECK(name, wrong == 0 && checked > 300);
+	CHECK("self-check passes", sc_profile_default_check(f, len, &ctx, &err) == 0);
+	/* A program that allows everything must fail the self-check. */
+	{
+		struct sock_filter all[1] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+		CHECK("self-check rejects an allow-all program",
+		      sc_profile_default_check(all, 1, &ctx, &err) < 0 && strstr(err.msg, "wrongly"));
+	}
+	free(f);
+	sc_profile_free(&p);
+}
+
+static void test_docker_program(void)
+{
+	FILE *fp = fopen("tests/fixtures/docker-default-seccomp.json", "r");
+	static char buf[1 << 20];
+	size_t n = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
+	struct sc_profile p;
+	cl_error err = {0};
+	struct sock_filter *f = NULL;
+	size_t len = 0;
+	static const struct { const char *name; uint64_t a0; uint32_t arch, want; } rows[] = {
+		{"unshare", 0, SCMP_ARCH_X86_64, SECCOMP_RET_ERRNO | EPERM},
+		{"clone3", 0, SCMP_ARCH_X86_64, SECCOMP_RET_ERRNO | ENOSYS},
+		{"socket", 40, SCMP_ARCH_X86_64, SECCOMP_RET_ERRNO | EPERM},
+		{"socket", 1, SCMP_ARCH_X86_64, SECCOMP_RET_ALLOW},
+		{"personality", 0x0040000, SCMP_ARCH_X86_64, SECCOMP_RET_ERRNO | EPERM},
+		{"read", 0, SCMP_ARCH_X86_64, SECCOMP_RET_ALLOW},
+		{"mount", 0, SCMP_ARCH_X86_64, SECCOMP_RET_ERRNO | EPERM},
+		{"getpid", 0, SCMP_ARCH_X86, SECCOMP_RET_ALLOW},  /* archMap: i386 allowed */
+	};
+
+	if (fp)
+		fclose(fp);
+	if (!n || sc_profile_from_json(buf, n, "docker", &none, &p, &err) < 0 ||
+	    sc_compile(&p, &f, &len, &err) < 0) {
+		CHECK("Docker's profile loads and compiles", 0);
+		printf("    %s\n", err.msg);
+		return;
+	}
+	CHECK("Docker's profile loads and compiles", len > 100);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++) {
+		struct seccomp_data d = {.arch = rows[i].arch, .args = {rows[i].a0}};
+		uint32_t got = 0;
+		char name[96];
+		d.nr = seccomp_syscall_resolve_name_arch(rows[i].arch, rows[i].name);
+		snprintf(name, sizeof(name), "Docker's profile: %s(0x%llx)", rows[i].name,
+		         (unsigned long long)rows[i].a0);
+		CHECK(name, sc_bpf_run(f, len, &d, &got) == 0 && got == rows[i].want);
+	}
+	free(f);
+	sc_profile_free(&p);
+}
+
 static void test_sha256(void)
 {
 	static const uint8_t abc[32] = {
@@ -282,6 +366,9 @@ int main(void)
 	test_filters();
 	test_arches();
 	test_default();
+	test_default_program(false);
+	test_default_program(true);
+	test_docker_program();
 	test_sha256();
 	UNIT_MAIN_END;
 }
