@@ -208,6 +208,40 @@ t_show_text_lists_reasons() {
 	assert_contains "$OUT" "architectures: SCMP_ARCH_X86_64 SCMP_ARCH_X86 SCMP_ARCH_X32"
 }
 
+t_cli_errors() {
+	clr seccomp
+	assert_eq 125 "$RC" "no subcommand"
+	clr seccomp frobnicate default
+	assert_eq 125 "$RC"; assert_contains "$ERR" "unknown command 'frobnicate'"
+	clr seccomp compile default
+	assert_eq 125 "$RC"; assert_contains "$ERR" "-o FILE.bpf is required"
+	clr seccomp compile unconfined -o "$T_TMP/u.bpf"
+	assert_eq 125 "$RC"; assert_contains "$ERR" "no program"
+	clr seccomp show default extra
+	assert_eq 125 "$RC"; assert_contains "$ERR" "expected one PROFILE"
+	clr seccomp show default --cap-add CAP_NOPE
+	assert_eq 125 "$RC"; assert_contains "$ERR" "unknown capability"
+	clr seccomp compile default -o /proc/nonexistent/x.bpf
+	assert_eq 125 "$RC"; assert_contains "$ERR" "opening /proc/nonexistent/x.bpf"
+	clr seccomp show unconfined
+	assert_eq 0 "$RC"; assert_contains "$OUT" "default action: SCMP_ACT_ALLOW"
+	clr seccomp --help
+	assert_eq 0 "$RC"; assert_contains "$OUT" "usage: cloister seccomp compile"
+}
+
+t_docker_bpf_works_in_bwrap() {
+	local names="unshare clone3 socket_vsock personality_noaslr getppid"
+	cache_env
+	clr seccomp compile "$DOCKER" -o "$T_TMP/k.bpf"
+	assert_eq 0 "$RC" "compile ($ERR)"
+	OUT=$(bwrap --ro-bind / / --dev /dev --seccomp 3 "$PROBE" $names 3<"$T_TMP/k.bpf" 2>&1)
+	assert_eq "getppid OK
+unshare EPERM
+clone3 ENOSYS
+personality_noaslr EPERM
+socket_vsock EPERM" "$OUT" "bwrap with Docker's profile"
+}
+
 # ---- cache ----
 debug_run() { CLOISTER_DEBUG=seccomp clr run "$@" -- true; }
 entries() { find "$XDG_CACHE_HOME/cloister" -name '*.bpf' 2>/dev/null | sort; }
