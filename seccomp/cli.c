@@ -128,7 +128,10 @@ static void cond_text(const struct sc_cond *c, char *buf, size_t len)
 	static const char *const sym[] = {"", "!=", "<", "<=", "==", ">=", ">", ""};
 	const char *name = sc_op_name(c->op);
 
-	if (strcmp(name, "SCMP_CMP_MASKED_EQ") == 0)
+	/* The catch-all "otherwise" test of the default profile. */
+	if (c->op == SCMP_CMP_GE && c->v == 0)
+		snprintf(buf, len, "otherwise (arg%u >= 0)", c->arg);
+	else if (strcmp(name, "SCMP_CMP_MASKED_EQ") == 0)
 		snprintf(buf, len, "arg%u & 0x%llx == 0x%llx", c->arg, (unsigned long long)c->v,
 		         (unsigned long long)c->v2);
 	else
@@ -157,7 +160,7 @@ static void show_text(const char *spec, const struct sc_profile *p)
 		printf("  %-22s %-28s", r->name, sc_action_name(r->action, ab, sizeof(ab)));
 		for (unsigned c = 0; c < r->n_conds; c++) {
 			cond_text(&r->conds[c], cb, sizeof(cb));
-			printf("%s%s", c ? " and " : " if ", cb);
+			printf("%s%s", c ? " and " : strncmp(cb, "otherwise", 9) ? " if " : " ", cb);
 		}
 		if (r->reason)
 			printf("  # %s", r->reason);

@@ -138,10 +138,6 @@ static const struct group mounts = {
 /* The ioctl request is an unsigned int; the kernel ignores the high 32 bits,
  * so compare only the low ones (CVE-2019-10063 set high bits to pass). */
 #define LOW32 0xffffffffULL
-/* personality(2) values that only change uname or query: Docker's list. */
-static const uint64_t personalities[] = {0x0, 0x8 /* PER_LINUX32 */,
-	0x20000 /* UNAME26 */, 0x20008, 0xffffffff /* query */};
-
 /* Unresolved builds keep every name (the compiler drops the ones this
  * arch lacks): the launch path then hashes the table without paying for
  * hundreds of libseccomp name lookups. */
@@ -167,49 +163,71 @@ static int add_names(struct sc_profile *p, const struct group *g, bool nested)
 	return 0;
 }
 
-static int add1(struct sc_profile *p, const char *name, uint32_t action, unsigned arg,
-                int op, uint64_t v, uint64_t v2, const char *reason)
-{
-	struct sc_cond c = {.arg = arg, .op = op, .v = v, .v2 = v2};
-
-	return sc_profile_add(p, name, action, &c, op < 0 ? 0 : 1, reason);
-}
-
 /* A catch-all condition (always true) for "otherwise" rules. libseccomp
  * sorts masked compares before it, so it only applies when none of the
- * specific MASKED_EQ rules of the same syscall matched; tests check that. */
+ * specific MASKED_EQ rules of the same syscall matched; the self-check
+ * below and the tests verify that. */
 #define ANY SCMP_CMP_GE, 0, 0
+#define NONE -1, 0, 0, 0
+enum when { ALWAYS, NOT_NESTED };
+
+/* Rules with argument conditions, in the order libseccomp gets them. */
+static const struct crule {
+	const char *name;
+	uint32_t action;
+	int arg;              /* -1: no condition */
+	int op;
+	uint64_t v, v2;
+	enum when when;
+	const char *reason;
+} conditional[] = {
+	{"ioctl", DENY, 1, SCMP_CMP_MASKED_EQ, LOW32, TIOCSTI, ALWAYS,
+	 "TIOCSTI pushes input into a terminal outside (CVE-2017-5226)"},
+	{"ioctl", DENY, 1, SCMP_CMP_MASKED_EQ, LOW32, TIOCLINUX, ALWAYS,
+	 "TIOCLINUX can paste console selection as input (CVE-2023-28100)"},
+	{"ioctl", SCMP_ACT_ALLOW, 1, ANY, ALWAYS, "other ioctls: device drivers check them"},
+	{"personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32, 0x0, ALWAYS,
+	 "PER_LINUX: the normal personality"},
+	{"personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32, 0x8, ALWAYS,
+	 "PER_LINUX32: only changes uname's machine"},
+	{"personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32, 0x20000, ALWAYS,
+	 "UNAME26: only changes uname's release"},
+	{"personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32, 0x20008, ALWAYS,
+	 "PER_LINUX32 | UNAME26"},
+	{"personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32, 0xffffffff, ALWAYS,
+	 "query the current personality"},
+	{"personality", DENY, 0, ANY, ALWAYS,
+	 "other personalities weaken ASLR or make data executable (READ_IMPLIES_EXEC)"},
+	{"socket", SCMP_ACT_ERRNO(EAFNOSUPPORT), 0, SCMP_CMP_MASKED_EQ, LOW32, 40, ALWAYS,
+	 "AF_VSOCK reaches the hypervisor whatever the network namespace"},
+	{"socket", SCMP_ACT_ALLOW, 0, ANY, ALWAYS, "other socket families"},
+	{"unshare", DENY, NONE, NOT_NESTED,
+	 "new namespaces expose more kernel surface to unprivileged code (CVE-2021-41133)"},
+	{"setns", DENY, NONE, NOT_NESTED, "joining namespaces, same reason as unshare"},
+	{"clone", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, CLONE_NEW_MASK, 0, NOT_NESTED,
+	 "threads and processes without new namespaces"},
+	{"clone", DENY, 0, ANY, NOT_NESTED, "clone with a CLONE_NEW* flag: same reason as unshare"},
+	{"clone3", SCMP_ACT_ERRNO(ENOSYS), NONE, NOT_NESTED,
+	 "its flags are in memory where seccomp cannot look; ENOSYS makes libc use clone"},
+};
+
+/* --allow-nested replaces the NOT_NESTED rules with this group. */
+static const struct group nested_group = {"unshare setns clone clone3", SCMP_ACT_ALLOW,
+	"--allow-nested: namespaces inside the sandbox"};
 
 static int add_conditional(struct sc_profile *p, const struct sc_context *ctx)
 {
 	int rc = 0;
 
-	rc |= add1(p, "ioctl", DENY, 1, SCMP_CMP_MASKED_EQ, LOW32, TIOCSTI,
-	           "TIOCSTI pushes input into a terminal outside (CVE-2017-5226)");
-	rc |= add1(p, "ioctl", DENY, 1, SCMP_CMP_MASKED_EQ, LOW32, TIOCLINUX,
-	           "TIOCLINUX can paste console selection as input (CVE-2023-28100)");
-	rc |= add1(p, "ioctl", SCMP_ACT_ALLOW, 1, ANY, "other ioctls: device drivers check them");
-	for (size_t i = 0; i < sizeof(personalities) / sizeof(*personalities); i++)
-		rc |= add1(p, "personality", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, LOW32,
-		           personalities[i], "harmless personality values");
-	rc |= add1(p, "personality", DENY, 0, ANY,
-	           "other personalities weaken ASLR or change the ABI (READ_IMPLIES_EXEC)");
-	rc |= add1(p, "socket", SCMP_ACT_ERRNO(EAFNOSUPPORT), 0, SCMP_CMP_MASKED_EQ, LOW32, 40,
-	           "AF_VSOCK reaches the hypervisor whatever the network namespace");
-	rc |= add1(p, "socket", SCMP_ACT_ALLOW, 0, ANY, "other socket families");
-	if (ctx->allow_nested) {
-		const struct group nested = {"unshare setns clone clone3", SCMP_ACT_ALLOW,
-		                             "--allow-nested: namespaces inside the sandbox"};
-		return rc ? rc : add_names(p, &nested, false);
+	for (size_t i = 0; rc == 0 && i < sizeof(conditional) / sizeof(*conditional); i++) {
+		const struct crule *r = &conditional[i];
+		struct sc_cond c = {.arg = (unsigned)r->arg, .op = r->op, .v = r->v, .v2 = r->v2};
+		if (r->when == NOT_NESTED && ctx->allow_nested)
+			continue;
+		rc = sc_profile_add(p, r->name, r->action, &c, r->arg < 0 ? 0 : 1, r->reason);
 	}
-	rc |= add1(p, "unshare", DENY, -1, -1, 0, 0,
-	           "new namespaces expose more kernel surface to unprivileged code (CVE-2021-41133)");
-	rc |= add1(p, "setns", DENY, -1, -1, 0, 0, "joining namespaces, same reason as unshare");
-	rc |= add1(p, "clone", SCMP_ACT_ALLOW, 0, SCMP_CMP_MASKED_EQ, CLONE_NEW_MASK, 0,
-	           "threads and processes without new namespaces");
-	rc |= add1(p, "clone", DENY, 0, ANY, "clone with a CLONE_NEW* flag: same reason as unshare");
-	rc |= add1(p, "clone3", SCMP_ACT_ERRNO(ENOSYS), -1, -1, 0, 0,
-	           "its flags are in memory where seccomp cannot look; ENOSYS makes libc use clone");
+	if (rc == 0 && ctx->allow_nested)
+		rc = add_names(p, &nested_group, false);
 	return rc;
 }
 
