@@ -26,36 +26,63 @@ static bool debug(void)
 	return d && strstr(d, "seccomp");
 }
 
+/* Reads a whole file of at most max bytes. Pipes work too (--seccomp-bpf
+ * /dev/fd/N, as bwrap users pass programs), so read until EOF. */
 static int read_file(const char *path, const char *what, char **data, size_t *len,
                      size_t max, cl_error *err)
 {
 	struct stat st;
-	ssize_t n;
+	size_t n = 0, cap;
 	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
 
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s %s", what, path);
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
 		close(fd);
-		return cl_fail(err, 0, "%s %s: not a regular file of at most %zu bytes", what, path,
-		               max);
+		return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what, path, max);
 	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		return cl_fail(err, ENOMEM, "reading %s %s", what, path);
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	buf = malloc(cap + 1);
+	while (buf) {
+		ssize_t r;
+		if (n == cap) {
+			char *nb = cap > max ? NULL : realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			e = r < 0 ? errno : 0;
+			close(fd);
+			if (e) {
+				free(buf);
+				return cl_fail(err, e, "reading %s %s", what, path);
+			}
+			if (n > max) {
+				free(buf);
+				return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what,
+				               path, max);
+			}
+			buf[n] = 0;
+			*data = buf;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
 	}
-	n = read(fd, buf, (size_t)st.st_size + 1);
 	close(fd);
-	if (n < 0 || (size_t)n > (size_t)st.st_size) {
+	if (buf && n > max) {
 		free(buf);
-		return cl_fail(err, n < 0 ? errno : EIO, "reading %s %s", what, path);
+		return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what, path, max);
 	}
-	buf[n] = 0;
-	*data = buf;
-	*len = (size_t)n;
-	return 0;
+	free(buf);
+	return cl_fail(err, ENOMEM, "reading %s %s", what, path);
 }
 
 int sc_bpf_read(const char *path, struct sc_program *out, cl_error *err)

@@ -179,6 +179,9 @@ t_compiled_bpf_works_in_bwrap() {
 	assert_eq "$want" "$OUT" "bwrap --seccomp with our BPF"
 	probe --seccomp-bpf "$T_TMP/d.bpf" -- $names
 	assert_eq "$want" "$OUT" "cloister --seccomp-bpf with the same BPF"
+	# From a pipe, as bwrap users hand programs over.
+	probe --seccomp-bpf /dev/fd/3 -- $names 3< <(cat "$T_TMP/d.bpf")
+	assert_eq "$want" "$OUT" "cloister --seccomp-bpf from a pipe"
 }
 
 t_show_json_round_trips() {
