@@ -2,18 +2,17 @@
  * Docker's, hardened for hostile code. Each group carries its reason. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <termios.h>
-#include <linux/seccomp.h>
 
 #include "seccomp/bpf_sim.h"
-
 #include "seccomp/profile.h"
 
 /* Anything not listed: ENOSYS. A syscall newer than this table (or than
@@ -131,13 +130,15 @@ static const struct group mounts = {
 	"mount_setattr pivot_root chroot", DENY,
 	"the mount tree is cloister's; remounting could undo read-only binds and masks"};
 
-/* Which CLONE_NEW* flags clone() may carry: 0x80 is CLONE_NEWTIME only for
- * clone3/unshare; in clone() the low byte is the exit signal. */
+/* The namespace flags clone() may not carry. CLONE_NEWTIME (0x80) is left
+ * out: clone() cannot create a time namespace, its low byte is the exit
+ * signal (0x80 there is harmless); unshare and clone3 are denied whole. */
 #define CLONE_NEW_MASK (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
                         CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
 /* The ioctl request is an unsigned int; the kernel ignores the high 32 bits,
  * so compare only the low ones (CVE-2019-10063 set high bits to pass). */
 #define LOW32 0xffffffffULL
+
 /* Unresolved builds keep every name (the compiler drops the ones this
  * arch lacks): the launch path then hashes the table without paying for
  * hundreds of libseccomp name lookups. */
