@@ -101,11 +101,31 @@ static int step_mounts(struct ns_child *c, cl_error *err)
 	return ns_mounts_setup(c->p, err);
 }
 
+/* --forward-out: listen on 127.0.0.1:PORT inside before the command runs;
+ * the supervisor accepts on it and dials the host side. */
+static int forward_listeners(struct ns_child *c, cl_error *err)
+{
+	for (size_t i = 0; i < c->p->n_forwards; i++) {
+		int port = c->p->forwards[i].sandbox_port;
+		int fd = ns_net_listen_loopback((uint16_t)port, err);
+		if (fd < 0)
+			return fd;
+		if (ns_msg_send_fd(c->sync_fd, NS_MSG_LISTENER, 0, (int)i, fd) < 0) {
+			close(fd);
+			return cl_fail(err, EPIPE, "handing over the listener for port %d", port);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static int step_network(struct ns_child *c, cl_error *err)
 {
 	if (!(c->p->ns_flags & CLONE_NEWNET))
 		return 0;
-	return ns_net_loopback_up(err);
+	if (ns_net_loopback_up(err) < 0)
+		return cl_error_code(err);
+	return forward_listeners(c, err);
 }
 
 static int step_hostname(struct ns_child *c, cl_error *err)

@@ -18,6 +18,7 @@ struct ns_child {
 	gid_t outer_gid;
 	bool wait_go;         /* wait for NS_MSG_GO (cgroup placement) first */
 	bool cgns_unshare;    /* after placement: a cgroup ns rooted at the sandbox cgroup */
+	bool serve_sockets;   /* init answers NS_MSG_SOCKET_REQ (--publish) */
 	char **envp;          /* final environment of the command */
 	const char *exec_path;  /* argv[0] to resolve (may be p->argv[0]) */
 	char **exec_argv;     /* argv as the command sees it (argv0 applied) */

@@ -5,12 +5,15 @@
 #include "ns/init.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +37,10 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 
 	/* New session: the command cannot reach the caller's terminal with
 	 * TIOCSTI and is not in the caller's process group. */
+	/* Die with init too (belt and braces: init's death already ends the
+	 * pid namespace). */
+	if (p->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return cl_fail_errno(err, "setting the parent-death signal");
 	if (p->new_session && setsid() < 0)
 		return cl_fail_errno(err, "starting a new session");
 	if (chdir(wd) < 0)
@@ -89,11 +96,11 @@ static void init_harden(void)
 
 /* Forward a signal unless the command already got it from the terminal
  * (same session, kernel-generated). */
-static void forward(struct ns_child *c, pid_t cmd, const siginfo_t *si)
+static void forward(struct ns_child *c, pid_t cmd, int sig, int code)
 {
-	if (!c->p->new_session && si->si_code == SI_KERNEL)
+	if (!c->p->new_session && code == SI_KERNEL)
 		return;
-	kill(cmd, si->si_signo);
+	kill(cmd, sig);
 }
 
 /* Reaps everything; returns true once the command itself was reaped. */
@@ -111,11 +118,56 @@ static bool reap(pid_t cmd, int *status)
 	return done;
 }
 
+/* A socket in the sandbox's network namespace for the supervisor's relay.
+ * Only the two socket types are served, only AF_INET: the supervisor
+ * connects it to 127.0.0.1 itself. */
+static void serve_socket_request(int sync_fd)
+{
+	struct ns_msg m;
+	int fd = -1, type;
+
+	if (ns_msg_recv(sync_fd, &m) <= 0 || m.type != NS_MSG_SOCKET_REQ)
+		return;
+	type = m.status == SOCK_DGRAM ? SOCK_DGRAM : SOCK_STREAM;
+	fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ns_msg_send_fd(sync_fd, NS_MSG_SOCKET, fd < 0 ? errno : 0, m.errnum, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Waits for the command, serving signals and socket requests. */
+static int init_loop(struct ns_child *c, pid_t cmd, const sigset_t *set)
+{
+	struct signalfd_siginfo si;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC);
+	int status = 0;
+
+	if (sfd < 0)
+		return -1;
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = sfd, .events = POLLIN},
+			{.fd = c->serve_sockets ? c->sync_fd : -1, .events = POLLIN},
+		};
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[1].revents & POLLIN)
+			serve_socket_request(c->sync_fd);
+		if (!(pfd[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			forward(c, cmd, (int)si.ssi_signo, si.ssi_code);
+			continue;
+		}
+		if (reap(cmd, &status))
+			return status;
+	}
+}
+
 _Noreturn void ns_init_run(struct ns_child *c)
 {
 	sigset_t set;
-	siginfo_t si;
-	int status = 0;
+	int status;
 	pid_t cmd;
 
 	sigemptyset(&set);
@@ -144,15 +196,18 @@ _Noreturn void ns_init_run(struct ns_child *c)
 		syscall(SYS_close_range, 3U, (unsigned)c->sync_fd - 1, 0U);
 	syscall(SYS_close_range, (unsigned)c->sync_fd + 1, ~0U, 0U);
 	init_harden();
-	for (;;) {
-		if (sigwaitinfo(&set, &si) < 0)
+	status = init_loop(c, cmd, &set);
+	while (status < 0) {
+		/* No signalfd: the command still runs; wait for it plainly. */
+		int sig = 0;
+		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (si.si_signo != SIGCHLD) {
-			forward(c, cmd, &si);
-			continue;
-		}
-		if (reap(cmd, &status))
+		if (sig != SIGCHLD)
+			kill(cmd, sig);
+		else if (reap(cmd, &status))
 			break;
+		else
+			status = -1;
 	}
 	ns_msg_send(c->sync_fd, NS_MSG_EXIT, 0, status, "exit", "");
 	/* Exiting kills everything left in the pid namespace. */

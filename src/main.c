@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cgroups/cgroup.h"
+#include "seccomp/cli.h"
 #include "src/check.h"
 #include "src/cli.h"
 #include "src/executor.h"
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 	fputs("usage: cloister COMMAND [ARGS]\n"
 	      "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox\n"
 	      "  check [--json]                        what this host allows, and why not\n"
+	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
 	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
@@ -104,6 +106,8 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "seccomp") == 0)
+		return sc_cli_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cl_check_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0)

@@ -255,7 +255,7 @@ t_check() {
 	clr check; assert_eq 0 "$RC" "check"
 	assert_contains "$OUT" "user namespaces" "check output"
 	clr check --json
-	echo "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert any(p["name"]=="user namespaces" and p["ok"] for p in d)' \
+	echo "$OUT" | python3 -c 'import json,sys; d={p["name"]: p["ok"] for p in json.load(sys.stdin)}; assert d["user namespaces"] and d["overlay in userns"] and d["pidfd"] and d["clone3"], d' \
 		|| fail "check --json: $OUT"
 }
 

@@ -5,7 +5,7 @@
 # line and exit 125 (v1 cannot be delegated), never run unlimited.
 source "$(dirname "$0")/../lib.sh"
 
-RUN=(run --seccomp unconfined --ro "$HELPERS:/h")
+RUN=(run --ro "$HELPERS:/h")
 
 # Sandbox cgroup dirs that belong to the cloister with pid $1.
 cg_dirs_of() {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "src/parse.h"
+#include "src/policy.h"
 #include "unit.h"
 
 static const struct { const char *in; int rc; uint64_t out; } sizes[] = {
@@ -28,8 +29,54 @@ static const struct { const char *in; int rc; uint64_t ms; } secs[] = {
 	{"0.0001", -ERANGE, 0}, {"x", -EINVAL, 0}, {"", -EINVAL, 0},
 };
 
+static const struct { const char *in; int ok; const char *ip; int hp, sp, udp; } pubs[] = {
+	{"8080:80", 1, "127.0.0.1", 8080, 80, 0},
+	{"8080:80/tcp", 1, "127.0.0.1", 8080, 80, 0},
+	{"5353:53/udp", 1, "127.0.0.1", 5353, 53, 1},
+	{"0.0.0.0:8080:80", 1, "0.0.0.0", 8080, 80, 0},
+	{"[::1]:8080:80", 1, "::1", 8080, 80, 0},
+	{"80", 0, NULL, 0, 0, 0}, {"0:80", 0, NULL, 0, 0, 0}, {"8080:65536", 0, NULL, 0, 0, 0},
+	{"8080:80/sctp", 0, NULL, 0, 0, 0}, {":80", 0, NULL, 0, 0, 0}, {"", 0, NULL, 0, 0, 0},
+	{"a:b:c", 0, NULL, 0, 0, 0}, {"1.2.3.4::80", 0, NULL, 0, 0, 0},
+};
+
+static const struct { const char *in; int ok; int sp; const char *host; int hp; } fwds[] = {
+	{"3128:127.0.0.1:8080", 1, 3128, "127.0.0.1", 8080},
+	{"80:proxy.local:3128", 1, 80, "proxy.local", 3128},
+	{"80:[::1]:3128", 1, 80, "::1", 3128},
+	{"80:127.0.0.1", 0, 0, NULL, 0}, {"x:h:1", 0, 0, NULL, 0}, {"80::1", 0, 0, NULL, 0},
+	{"0:h:1", 0, 0, NULL, 0}, {"", 0, 0, NULL, 0},
+};
+
+static void ports(void)
+{
+	char name[128];
+
+	for (size_t i = 0; i < sizeof(pubs) / sizeof(*pubs); i++) {
+		struct cl_port p;
+		int rc = cl_parse_publish(pubs[i].in, &p);
+		snprintf(name, sizeof(name), "publish '%s'", pubs[i].in);
+		if (pubs[i].ok)
+			CHECK(name, rc == 0 && !strcmp(p.host_ip, pubs[i].ip) && p.host_port == pubs[i].hp &&
+			            p.sandbox_port == pubs[i].sp && p.udp == pubs[i].udp);
+		else
+			CHECK(name, rc < 0);
+	}
+	for (size_t i = 0; i < sizeof(fwds) / sizeof(*fwds); i++) {
+		struct cl_forward f;
+		int rc = cl_parse_forward(fwds[i].in, &f);
+		snprintf(name, sizeof(name), "forward '%s'", fwds[i].in);
+		if (fwds[i].ok)
+			CHECK(name, rc == 0 && f.sandbox_port == fwds[i].sp && !strcmp(f.host, fwds[i].host) &&
+			            f.host_port == fwds[i].hp);
+		else
+			CHECK(name, rc < 0);
+	}
+}
+
 int main(void)
 {
+	ports();
 	char buf[64], name[128];
 	uint64_t v, q, per;
 	uint16_t port;

@@ -55,7 +55,10 @@ static const struct { const char *argv[8]; int ok; const char *msg; } rows[] = {
 	{{"run", "-w", "rel", "true"}, 0, "absolute path"},
 	{{"run", "--hostname", "", "true"}, 0, "1 to 64"},
 	{{"run", "--json-status", "fd:x", "true"}, 0, "FILE or fd:N"},
-	{{"run", "--publish", "8080:80", "true"}, 0, "not supported"},
+	{{"run", "--publish", "80", "true"}, 0, "--publish '80'"},
+	{{"run", "--publish", "8080:80", "--network", "host", "true"}, 0, "need the sandbox's own network"},
+	{{"run", "--forward-out", "80:h:1", "--forward-out", "80:h:2", "true"}, 0, "used twice"},
+	{{"run", "--forward-out", "3128:127.0.0.1:8080", "--publish", "[::1]:8080:80/udp", "true"}, 1, NULL},
 };
 
 static void table(void)

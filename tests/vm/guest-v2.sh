@@ -15,7 +15,7 @@ BIN=$(mktemp -d /tmp/vmbin.XXXXXX)
 cp "$CL" "$BIN/cloister"; cp "$HELPERS/cg_hog" "$BIN/cg_hog"
 chmod 755 "$BIN" "$BIN"/*
 CL=$BIN/cloister
-RUN=(run --seccomp unconfined --ro "$BIN:/h")
+RUN=(run --ro "$BIN:/h")
 
 # A delegated subtree as systemd makes one: the directory and its
 # cgroup.procs/subtree_control/threads belong to the user; the user's
