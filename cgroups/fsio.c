@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,29 +103,56 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+static bool listed(const char *procs, long pid)
+{
+	for (const char *p = procs; *p;) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (v == pid)
+			return true;
+		p = end + strspn(end, "\n");
+	}
+	return false;
+}
+
 /* Used when nothing better is there (v1, or v2 before cgroup.kill). The
  * sandbox is normally a pid namespace whose init already died, so this only
- * meets processes that are on their way out. */
+ * meets processes that are on their way out. A pid read from cgroup.procs
+ * may be reused once its process is reaped, so each one is pinned with a
+ * pidfd and signalled only if it is still listed after pinning. */
 int cg_kill_loop(int dirfd)
 {
-	char buf[8192];
+	char buf[8192], again[8192];
 
 	for (int round = 0; round < 2000; round++) {
+		int fds[256];
+		long pids[256];
+		size_t n_fd = 0;
 		ssize_t n = cg_read(dirfd, "cgroup.procs", buf, sizeof(buf));
-		char *p = buf;
 
 		if (n < 0)
 			return (int)n;
 		if (n == 0)
 			return 0;
-		while (*p) {
+		for (char *p = buf; *p && n_fd < 256;) {
 			char *end;
 			long pid = strtol(p, &end, 10);
 			if (end == p)
 				break;
-			if (pid > 0)
-				kill((pid_t)pid, SIGKILL);
 			p = end + strspn(end, "\n");
+			fds[n_fd] = pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)pid, 0) : -1;
+			pids[n_fd] = pid;
+			if (fds[n_fd] >= 0)
+				n_fd++;
+		}
+		if (cg_read(dirfd, "cgroup.procs", again, sizeof(again)) < 0)
+			again[0] = '\0';
+		for (size_t i = 0; i < n_fd; i++) {
+			if (listed(again, pids[i]))
+				syscall(SYS_pidfd_send_signal, fds[i], SIGKILL, NULL, 0);
+			close(fds[i]);
 		}
 		sleep_ms(1);
 	}

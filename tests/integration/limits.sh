@@ -101,13 +101,31 @@ t_cgroup_exists_while_running_then_removed() {
 	"$CL" "${RUN[@]}" --memory 64m --pids 64 -- /bin/sh -c 'sleep 2; : marker-exists' >out 2>err &
 	PID=$!
 	local seen="" i
-	for i in $(seq 50); do seen=$(cg_dirs_of $PID); [ -n "$seen" ] && break; sleep 0.1; done
+	# pids is created last: wait for it so both are seen.
+	for i in $(seq 50); do seen=$(cg_dirs_of $PID); [[ $seen == */pids/* ]] && break; sleep 0.1; done
 	wait $PID; RC=$?
 	if ! is_root; then ERR=$(cat err); assert_limit_refused --memory; return; fi
 	assert_eq 0 "$RC" "exit code ($(cat err))"
 	assert_contains "$seen" "/memory/cloister/$PID-" "memory cgroup while running"
 	assert_contains "$seen" "/pids/cloister/$PID-" "pids cgroup while running"
 	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left after normal exit"
+}
+
+# A process in the sandbox cgroup but outside its pid namespace survives the
+# namespace teardown: only the cgroup cleanup (kill loop on v1) gets it.
+t_stray_in_cgroup_killed() {
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 1 >out 2>err &
+	PID=$!
+	local d="" i stray
+	for i in $(seq 50); do d=$(cg_dirs_of $PID | grep /memory/); [ -n "$d" ] && break; sleep 0.05; done
+	if ! is_root; then wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory; return; fi
+	sleep 300 >/dev/null 2>&1 & stray=$!
+	echo $stray > "$d/cgroup.procs" || { kill $stray; fail "could not move the stray into $d"; }
+	wait $PID; RC=$?
+	wait $stray; local src=$?
+	assert_eq 0 "$RC" "exit code ($(cat err))"
+	assert_eq 137 "$src" "stray killed by SIGKILL"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left"
 }
 
 t_no_leak_after_timeout() {
@@ -181,7 +199,7 @@ t_cgroup_parent_used() {
 	mkdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
 	"$CL" "${RUN[@]}" --memory 64m --pids 32 --cgroup-parent "$par" -- /bin/sleep 1 >out 2>err &
 	PID=$!
-	for i in $(seq 50); do seen=$(ls -d /sys/fs/cgroup/*$par/cloister-$PID-* 2>/dev/null); [ -n "$seen" ] && break; sleep 0.05; done
+	for i in $(seq 50); do seen=$(ls -d /sys/fs/cgroup/*$par/cloister-$PID-* 2>/dev/null); [[ $seen == */pids/* ]] && break; sleep 0.05; done
 	wait $PID; RC=$?
 	local left; left=$(ls -d /sys/fs/cgroup/*$par/* 2>/dev/null | grep cloister-)
 	rmdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
