@@ -86,9 +86,9 @@ static int step_wait_go(struct ns_child *c, cl_error *err)
 		if (rc <= 0 || m.type != NS_MSG_GO)
 			return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the cgroup placement");
 	}
-	/* The cgroup ns from clone is rooted where the parent was; now that we
-	 * sit in the sandbox cgroup, root a nested one here so the sandbox sees
-	 * its own cgroup as "/". */
+	/* Attached after clone, our cgroup ns is still rooted where the parent
+	 * was; now that we sit in the sandbox cgroup, root a nested one here so
+	 * the sandbox sees its own cgroup as "/". */
 	if (c->cgns_unshare && unshare(CLONE_NEWCGROUP) < 0)
 		return cl_fail_errno(err, "creating the cgroup namespace");
 	return 0;

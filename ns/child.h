@@ -17,7 +17,7 @@ struct ns_child {
 	uid_t outer_uid;      /* caller's ids, mapped to p->uid/p->gid inside */
 	gid_t outer_gid;
 	bool wait_go;         /* wait for NS_MSG_GO (cgroup placement) first */
-	bool cgns_unshare;    /* after placement: a cgroup ns rooted at the sandbox cgroup */
+	bool cgns_unshare;    /* after the "go": a cgroup ns rooted at the sandbox cgroup */
 	bool serve_sockets;   /* init answers NS_MSG_SOCKET_REQ (--publish) */
 	char **envp;          /* final environment of the command */
 	const char *exec_path;  /* argv[0] to resolve (may be p->argv[0]) */

@@ -283,7 +283,9 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	c->sync_fd = sv[1];
 	c->serve_sockets = p->n_ports > 0;
 	c->wait_go = s->cg && cg_clone_fd(s->cg) < 0;
-	c->cgns_unshare = s->cg && (p->ns_flags & CLONE_NEWCGROUP);
+	/* CLONE_INTO_CGROUP roots the new cgroup ns at the sandbox cgroup; a
+	 * child attached after clone must make its own ns once placed. */
+	c->cgns_unshare = c->wait_go && (p->ns_flags & CLONE_NEWCGROUP);
 	s->pid = do_clone(p->ns_flags, s->cg ? cg_clone_fd(s->cg) : -1, &s->pidfd);
 	if (s->pid == 0) {
 		/* ===== child: new namespaces, caller's uid until mapped ===== */

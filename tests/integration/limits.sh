@@ -128,6 +128,16 @@ t_stray_in_cgroup_killed() {
 	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left"
 }
 
+# The sandbox sees its own cgroup as the root of every hierarchy it was
+# placed in (v1: the child unshares a cgroup ns after the parent's "go").
+t_cgroup_namespace_rooted_at_sandbox() {
+	clr_bg "${RUN[@]}" --memory 64m --pids 64 -- /h/cg_hog cgroup
+	if ! is_root; then assert_limit_refused --memory; return; fi
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	printf '%s\n' "$OUT" | grep -qE '^[0-9]+:memory:/$' || fail "memory cgroup not / inside: $OUT"
+	printf '%s\n' "$OUT" | grep -qE '^[0-9]+:pids:/$' || fail "pids cgroup not / inside: $OUT"
+}
+
 t_no_leak_after_timeout() {
 	clr_bg "${RUN[@]}" --timeout 0.5 --memory 64m -- /bin/sleep 30
 	if ! is_root; then assert_limit_refused --memory; return; fi
