@@ -35,8 +35,14 @@ int main(int argc, char **argv)
 	long pid;
 	int st;
 
+	/* -n: keep the caller's network namespace, to price CLONE_NEWNET. */
+	if (argc > 1 && strcmp(argv[1], "-n") == 0) {
+		ca.flags &= ~(uint64_t)CLONE_NEWNET;
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: floor COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: floor [-n] COMMAND [ARG...]\n");
 		return 2;
 	}
 	pid = syscall(SYS_clone3, &ca, sizeof(ca));
