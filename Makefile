@@ -24,7 +24,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(B)/tests/%)
-BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/getppid
+BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid
 
 .PHONY: all deps demo check check-unit check-vm bench bench-quick install clean
 all: $(B)/cloister

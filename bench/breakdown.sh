@@ -1,0 +1,145 @@
+#!/bin/bash
+# Where a `cloister run -- /bin/true` launch spends its time, next to the
+# floor and bwrap: CLOISTER_TRACE phase medians, CPU vs wall, strace -c -f -w
+# and perf stat. Writes bench/results/breakdown.md.
+#   bench/breakdown.sh [N]    (N traced launches, default 200)
+# As root it measures as CLOISTER_TEST_USER (the rootless case), like run.sh.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+N=${1:-200}
+TEST_USER=${CLOISTER_TEST_USER:-cloister-test}
+make -s all build/bench/floor build/bench/tstamp || exit 1
+WORK=$(mktemp -d /tmp/cloister-breakdown.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cp build/cloister build/bench/floor build/bench/tstamp "$WORK/"
+chmod -R a+rX "$WORK"; chmod 1777 "$WORK"
+as_user() {
+	if [ "$(id -u)" = 0 ] && id "$TEST_USER" >/dev/null 2>&1; then
+		runuser -u "$TEST_USER" -- env PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"
+	else
+		"$@"
+	fi
+}
+who=$( [ "$(id -u)" = 0 ] && id "$TEST_USER" >/dev/null 2>&1 && echo "$TEST_USER" || id -un)
+SC=""
+as_user "$WORK/cloister" run -- /bin/true 2>&1 | grep -q seccomp && SC="--seccomp unconfined"
+CL="$WORK/cloister run $SC -- /bin/true"
+FL="$WORK/floor /bin/true"
+BW="bwrap --unshare-all --die-with-parent --new-session --clearenv --setenv PATH /usr/bin:/bin"
+for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc; do
+	if [ -L $d ]; then BW="$BW --symlink $(readlink $d) $d"; elif [ -d $d ]; then BW="$BW --ro-bind $d $d"; fi
+done
+BW="$BW --proc /proc --dev /dev --tmpfs /tmp /bin/true"
+R=bench/results/breakdown.md
+mkdir -p bench/results
+
+{
+echo "# Where the launch time goes ($(date -u '+%Y-%m-%d %H:%M UTC'))"
+echo
+echo "As \`$who\`; \`cloister run $SC -- /bin/true\`, the floor and \`bwrap --unshare-all\` with"
+echo "equivalent mounts. Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, kernel $(uname -r)."
+echo
+echo "## Launch phases (CLOISTER_TRACE=1, median of $N launches)"
+echo
+as_user env CLOISTER_TRACE=1 "$WORK/tstamp" "$N" $CL 2>&1 >/dev/null | python3 bench/timeline.py
+echo
+echo "Same driver, no trace: totals (median of $N)"
+echo
+echo "| launcher | median ms |"
+echo "|---|---|"
+for c in "$CL" "$FL" "$BW" "/bin/true"; do
+	name=${c%% *}; name=${name##*/}
+	m=$(as_user "$WORK/tstamp" "$N" $c 2>&1 >/dev/null | python3 bench/timeline.py | sed -n 's/.*median total \([0-9.]*\) ms/\1/p')
+	echo "| $name | $m |"
+done
+echo
+echo "## CPU vs wall (hyperfine: user+sys of the whole process tree vs wall)"
+echo
+as_user hyperfine -N --style none -w 5 -r 100 --export-json "$WORK/cpu.json" \
+	-n cloister "$CL" -n floor "$FL" -n bwrap "$BW" -n true /bin/true >/dev/null 2>&1
+python3 - "$WORK/cpu.json" <<'EOF'
+import json, sys
+print("| launcher | wall ms (mean) | user ms | sys ms | CPU/wall | off-CPU ms |")
+print("|---|---|---|---|---|---|")
+for r in json.load(open(sys.argv[1]))["results"]:
+    w, u, s = r["mean"] * 1e3, r["user"] * 1e3, r["system"] * 1e3
+    print(f"| {r['command']} | {w:.2f} | {u:.2f} | {s:.2f} | {100 * (u + s) / w:.0f}% | {max(0, w - u - s):.2f} |")
+EOF
+echo
+echo "CPU is summed over all processes of the tree (they run on 2 CPUs, so it can"
+echo "exceed the serial path); kernel work deferred to kworkers (netns cleanup,"
+echo "RCU callbacks) is in neither column."
+echo
+echo "## strace -f -c -w (wall time inside each syscall, one launch each, top 12)"
+for c in "$CL" "$FL" "$BW"; do
+	name=${c%% *}; name=${name##*/}
+	echo; echo "### $name"; echo; echo '```'
+	as_user strace -f -c -w -o "$WORK/strace.$name" $c >/dev/null 2>&1
+	head -16 "$WORK/strace.$name"; tail -2 "$WORK/strace.$name"
+	echo '```'
+done
+echo
+echo "## perf stat (software events; hardware counters are not exposed in this VM)"
+for c in "$CL" "$FL" "$BW"; do
+	name=${c%% *}; name=${name##*/}
+	echo; echo "### $name"; echo; echo '```'
+	if perf stat -r 50 -e task-clock,context-switches,cpu-migrations,page-faults true >/dev/null 2>&1; then
+		as_user perf stat -r 50 -e task-clock,context-switches,cpu-migrations,page-faults $c 2>&1 >/dev/null |
+			grep -E 'task-clock|context|migrations|faults|elapsed'
+	else
+		echo "perf stat is not usable here"
+	fi
+	echo '```'
+done
+} >"$R"
+cat "$R"
+
+# Scheduler view (root only): CPU actually used per launch by the sandbox's
+# processes vs wall, and how often they sleep on an expedited RCU grace
+# period (mount and namespace teardown wait for one).
+if [ "$(id -u)" = 0 ] && perf sched record -o "$WORK/probe.data" true >/dev/null 2>&1; then
+	{
+	echo
+	echo "## Scheduler view (perf sched, 40 launches each)"
+	echo
+	echo "| launcher | wall ms/launch | on-CPU ms/launch (all its processes) | off-CPU share of wall | RCU expedited waits/launch |"
+	echo "|---|---|---|---|---|"
+	for c in "$CL" "$FL" "$BW"; do
+		name=${c%% *}; name=${name##*/}
+		perf sched record -o "$WORK/sched.data" -- runuser -u "$TEST_USER" -- \
+			"$WORK/tstamp" 40 $c >/dev/null 2>"$WORK/stamps" || continue
+		perf sched timehist -i "$WORK/sched.data" -s 2>/dev/null >"$WORK/sum"
+		perf sched timehist -i "$WORK/sched.data" -w 2>/dev/null >"$WORK/wake"
+		python3 - "$name" "$WORK/stamps" "$WORK/sum" "$WORK/wake" <<'PY'
+import re, sys
+name, stamps, summ, wake = sys.argv[1:]
+comms = {"cloister", "true", "floor", "bwrap"}
+t = {}
+spans = []
+for line in open(stamps):
+    p = line.split()
+    if len(p) >= 4 and p[0] == "cloister-trace:":
+        if p[3] == "spawn": t0 = int(p[1])
+        elif p[3] == "reaped": spans.append(int(p[1]) - t0)
+n = len(spans) or 1
+wall = sum(spans) / n / 1e6
+cpu = 0.0
+seen = set()
+for line in open(summ):
+    m = re.match(r"\s*(\S+)\[(\d+)\]\s+\d+\s+\d+\s+([\d.]+)", line)
+    if m and m.group(1) in comms and m.group(2) not in seen:
+        seen.add(m.group(2))
+        cpu += float(m.group(3))
+rcu = sum(1 for l in open(wake)
+          if "rcu_exp_gp_kthr" in l.split("awakened:")[0] and "awakened:" in l
+          and l.split("awakened:")[1].strip().split("[")[0] in comms)
+cpu /= n
+print(f"| {name} | {wall:.2f} | {cpu:.2f} | {100 * max(0, wall - cpu) / wall:.0f}% | {rcu / n:.1f} |")
+PY
+	done
+	echo
+	echo "On-CPU time sums every process of the launch (they overlap on 2 CPUs);"
+	echo "off-CPU share = 1 - on-CPU/wall, a lower bound on time spent sleeping."
+	} | tee -a "$R"
+fi
