@@ -150,7 +150,9 @@ static void supervise(struct supervision *s)
 		}
 		if (pfd[1].revents & POLLIN)
 			drain_sync(s);
-		else if (pfd[1].revents & (POLLHUP | POLLERR))
+		/* After draining: with POLLIN|POLLHUP at EOF, polling the socket
+		 * again would spin for the whole of init's exit. */
+		if (pfd[1].revents & (POLLHUP | POLLERR))
 			s->sync_fd = -1;   /* every sandbox holder closed it */
 		if (pfd[2].revents & POLLIN)
 			on_signal(s);
