@@ -143,3 +143,17 @@ PY
 	echo "off-CPU share = 1 - on-CPU/wall, a lower bound on time spent sleeping."
 	} | tee -a "$R"
 fi
+
+# Refresh the copy quoted in docs/performance.md.
+if [ -f docs/performance.md ]; then
+	python3 - docs/performance.md "$R" <<'PY'
+import re, sys
+doc, text = sys.argv[1], open(sys.argv[2]).read()
+s = open(doc).read()
+a, b = "<!-- bench:breakdown:begin -->", "<!-- bench:breakdown:end -->"
+if a in s and b in s:
+    text = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", text, flags=re.M)
+    s = s[:s.index(a) + len(a)] + "\n" + text.strip() + "\n" + s[s.index(b):]
+    open(doc, "w").write(s)
+PY
+fi

@@ -179,7 +179,7 @@ for r in rows:
     ratio = f"{r['ratio']:.2f}×" if "ratio" in r else "—"
     md.append(f"| {r['id']} | {r['label']} | {r['as']} | {med} | {fmt(r, 'p90')} | "
               f"{fmt(r, 'min')} | {ratio} | {r['baseline'] or '—'} |")
-md.append("\n![launch latency](latest.svg)\n")
+md.append(f"\n![launch latency]({os.path.basename(prefix)}.svg)\n")
 with open(prefix + ".md", "w") as fh:
     fh.write("\n".join(md))
 with open(prefix + ".json", "w") as fh:
@@ -206,7 +206,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set xtics rotate by -40 nomirror
 set grid ytics
-set key top left
+set key top right
 set yrange [0:*]
 plot '{dat}' using 2:xtic(1) title 'median', '' using 3 title 'p90'
 """)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # `make bench`: cloister side by side with the raw floor, Debian's bwrap and
-# /bin/true, in one run. Writes bench/results/latest.{md,json,svg}.
+# /bin/true, in one run. Writes bench/results/latest.{md,json,svg}
+# (--quick: quick.{md,json,svg}, fewer rounds and runs).
 #   bench/run.sh [--quick]
 # Rows whose feature is not built (the probe run fails) print "n/a" with the
 # probe's own error; nothing is ever estimated. As root, unprivileged rows run
@@ -230,10 +231,13 @@ else
 	na_row DOCKER docker.run root "docker run --rm ... true" "no docker daemon answers on this host"
 fi
 
+# A quick run must not overwrite the published full results.
+NAME=latest MODE=full
+[ $QUICK = 1 ] && NAME=quick MODE=quick
 mkdir -p bench/results
-python3 bench/report.py "$OUT" bench/results/latest "$([ $QUICK = 1 ] && echo quick || echo full)" || exit 1
-gnuplot bench/results/latest.gp 2>"$OUT/gnuplot.err" || { cat "$OUT/gnuplot.err"; exit 1; }
-rm -f bench/results/latest.gp bench/results/latest.dat
+python3 bench/report.py "$OUT" bench/results/$NAME $MODE || exit 1
+gnuplot bench/results/$NAME.gp 2>"$OUT/gnuplot.err" || { cat "$OUT/gnuplot.err"; exit 1; }
+rm -f bench/results/$NAME.gp bench/results/$NAME.dat
 # A full run also refreshes the table quoted in docs/performance.md.
 if [ $QUICK = 0 ] && [ -f docs/performance.md ]; then
 	python3 - docs/performance.md bench/results/latest.md <<'PY'
@@ -248,5 +252,5 @@ if a in s and b in s:
     open(doc, "w").write(s)
 PY
 fi
-cat bench/results/latest.md
-echo "wrote bench/results/latest.md latest.json latest.svg"
+cat bench/results/$NAME.md
+echo "wrote bench/results/$NAME.md $NAME.json $NAME.svg"
