@@ -154,7 +154,7 @@ md.append(f"Machine: {machine['cpu']}, {machine['cpus']} CPUs, {machine['os']}, 
           f"{machine['kernel']}, cgroups {machine['cgroups']}; load average at the end "
           f"{machine['loadavg_at_report']}. cloister {machine['cloister_commit']}, "
           f"{machine['hyperfine']}, {machine['bwrap']}.\n")
-md.append("`as`: `user` = unprivileged (cloister-test), `root` = root. Times are wall "
+md.append("`as`: `user` = unprivileged (cloister-test when the bench runs as root), `root` = root. Times are wall "
           "clock per launch from hyperfine (-N, no shell), all rows of a group measured "
           "in the same run, rounds interleaved. `× base` is the median over the "
           "baseline row's median.\n")

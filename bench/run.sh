@@ -174,7 +174,7 @@ compare "P3 cloister / bwrap launches per second" p3.cloister.user p3.bwrap.user
 
 echo "P4: resident overhead while the command sleeps"
 if [ -n "$(who_missing root)" ]; then
-	for r in cloister bwrap floor; do na_row P4 p4.$r root "$r" "needs root (init is non-dumpable)"; done
+	for r in cloister bwrap floor; do na_row P4 p4.$r root "$r" "needs root (cloister's init is non-dumpable, so P4 runs as root)"; done
 else
 	why=$(probe root "$CL run $SC -- /bin/true")
 	if [ -n "$why" ]; then na_row P4 p4.cloister root "cloister supervisor + init" "$why"
