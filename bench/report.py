@@ -105,6 +105,9 @@ with open(os.path.join(out_dir, "compare.tsv")) as fh:
         elif ok_a and ok_b:
             if kind == "ratio":
                 c["value"], c["unit"] = ra["median"] / rb["median"], "×"
+                if ra.get("min") and rb.get("min"):
+                    # Minima are far steadier than medians on a shared host.
+                    c["min_ratio"] = ra["min"] / rb["min"]
             elif kind == "rate":   # same batch size: rate ratio is the inverse time ratio
                 c["value"], c["unit"] = rb["median"] / ra["median"], "×"
             elif kind == "diff":
@@ -144,7 +147,7 @@ def fmt_cmp(c):
     if v is None:
         return "n/a"
     if c["unit"] == "×":
-        return f"{v:.2f}×"
+        return f"{v:.2f}×" + (f" (minima: {c['min_ratio']:.2f}×)" if "min_ratio" in c else "")
     return f"{v:+.2f} ms" if c["unit"] == "ms" else f"{v:.0f} {c['unit']}"
 
 
@@ -157,7 +160,8 @@ md.append(f"Machine: {machine['cpu']}, {machine['cpus']} CPUs, {machine['os']}, 
 md.append("`as`: `user` = unprivileged (cloister-test when the bench runs as root), `root` = root. Times are wall "
           "clock per launch from hyperfine (-N, no shell), all rows of a group measured "
           "in the same run, rounds interleaved. `× base` is the median over the "
-          "baseline row's median.\n")
+          "baseline row's median. Targets are judged on medians; the ratio of the "
+          "minima is shown too, as it moves much less when other work shares the CPUs.\n")
 md.append("## Targets\n")
 md.append("| comparison | value | target | met |")
 md.append("|---|---|---|---|")
