@@ -140,6 +140,12 @@ _Noreturn void ns_init_run(struct ns_child *c)
 
 	/* ===== init: pid 1, no exec from here on ===== */
 	ns_trace(c->trace, "init", "fork");
+	/* Keep only stdio and the sync socket: mount trees and other setup
+	 * fds must not outlive setup in a process the command shares a
+	 * namespace with. */
+	if (c->sync_fd > 3)
+		syscall(SYS_close_range, 3U, (unsigned)c->sync_fd - 1, 0U);
+	syscall(SYS_close_range, (unsigned)c->sync_fd + 1, ~0U, 0U);
 	init_harden();
 	for (;;) {
 		if (sigwaitinfo(&set, &si) < 0)
