@@ -42,7 +42,10 @@ echo "equivalent mounts. Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d
 echo
 echo "## Launch phases (CLOISTER_TRACE=1, median of $N launches)"
 echo
-as_user env CLOISTER_TRACE=1 "$WORK/tstamp" "$N" $CL 2>&1 >/dev/null | python3 bench/timeline.py
+# Stamps go to a file, not a pipe: a pipe reader woken 17 times per launch
+# would compete with the launch for the 2 CPUs.
+as_user env CLOISTER_TRACE=1 "$WORK/tstamp" "$N" $CL 2>"$WORK/trace" >/dev/null
+python3 bench/timeline.py <"$WORK/trace"
 echo
 echo "Same driver, no trace: totals (median of $N)"
 echo
@@ -50,7 +53,8 @@ echo "| launcher | median ms |"
 echo "|---|---|"
 for c in "$CL" "$FL" "$BW" "/bin/true"; do
 	name=${c%% *}; name=${name##*/}
-	m=$(as_user "$WORK/tstamp" "$N" $c 2>&1 >/dev/null | python3 bench/timeline.py | sed -n 's/.*median total \([0-9.]*\) ms/\1/p')
+	as_user "$WORK/tstamp" "$N" $c 2>"$WORK/trace" >/dev/null
+	m=$(python3 bench/timeline.py <"$WORK/trace" | sed -n 's/.*median total \([0-9.]*\) ms/\1/p')
 	echo "| $name | $m |"
 done
 echo
