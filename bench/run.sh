@@ -226,7 +226,7 @@ na_row NET net.publish user "--publish relay throughput vs direct loopback (1 Gi
 
 echo "docker (context)"
 if timeout 5 docker info >/dev/null 2>&1; then
-	group DOCKER root lat "docker.run|docker run --rm busybox true|docker run --rm --network none busybox true"
+	group DOCKER root lat "docker.run|docker run --rm, same limits, busybox true|docker run --rm --network none --memory 256m --cpus 1 --pids-limit 256 busybox true"
 else
 	na_row DOCKER docker.run root "docker run --rm ... true" "no docker daemon answers on this host"
 fi
