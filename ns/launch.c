@@ -25,6 +25,7 @@
 #include "ns/child.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "seccomp/seccomp.h"
 #include "src/cleanup.h"
 #include "src/executor.h"
@@ -370,17 +371,23 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	double t0 = now_ms();
 	int rc, init_status = 0;
 
+	c.trace = ns_trace_enabled();
+	ns_trace(c.trace, "parent", "start");
 	sigprocmask(SIG_SETMASK, NULL, &c.orig_mask);
 	rc = prepare(p, &s, &c, &prog, err);
+	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
 		rc = launch(p, &s, &c, err);
+	ns_trace(c.trace, "parent", "clone");
 	if (s.pid > 0) {
 		if (rc < 0)
 			kill(s.pid, SIGKILL);
 		else
 			supervise(&s);
+		ns_trace(c.trace, "parent", "supervise");
 		while (wait4(s.pid, &init_status, 0, &ru) < 0 && errno == EINTR)
 			;
+		ns_trace(c.trace, "parent", "reap");
 	}
 	if (rc == 0 && s.setup_failed) {
 		*err = s.child_err;
@@ -393,6 +400,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 			cl_error_print(&s.child_err);
 	}
 	release(&s, &c, &prog);
+	ns_trace(c.trace, "parent", "release");
 	return rc;
 }
 
