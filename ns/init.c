@@ -182,7 +182,11 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * signals reach them exactly once (see forward()). */
 	if (c->p->new_session)
 		setsid();
-	cmd = fork();
+	/* vfork: the command only runs its last steps and execs, so copying
+	 * init's page tables is wasted work. init is suspended meanwhile; the
+	 * command never returns from cmd_exec (it execs or _exits), and it
+	 * has its own fd table, fs state, credentials and seccomp filter. */
+	cmd = vfork();
 	if (cmd < 0) {
 		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, errno, 0, "init", "starting the command");
 		_exit(125);

@@ -167,8 +167,11 @@ static void supervise(struct supervision *s)
 	struct epoll_event evs[64];
 	bool done = false;
 
+	/* The sync socket is watched only when relays need init mid-run;
+	 * otherwise its messages (errors, the exit status) are read once the
+	 * pidfd fires, which saves a wake-up per launch. */
 	if (watch(s->epfd, &ev_pid, NS_EV_PIDFD, s->pidfd) < 0 ||
-	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->sync_fd) < 0 ||
+	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay ? s->sync_fd : -1) < 0 ||
 	    watch(s->epfd, &ev_sig, NS_EV_SIGNAL, s->sig_fd) < 0 ||
 	    watch(s->epfd, &ev_timer, NS_EV_TIMER, s->timer_fd) < 0) {
 		kill(s->pid, SIGKILL);   /* cannot supervise: do not leave it running */
