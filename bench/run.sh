@@ -28,15 +28,15 @@ TEST_USER=${CLOISTER_TEST_USER:-cloister-test}
 for t in hyperfine gnuplot python3 bwrap; do
 	command -v $t >/dev/null || { echo "bench: $t missing; run ./tests/deps.sh install --bench" >&2; exit 1; }
 done
-make -s all build/bench/floor build/bench/par build/bench/getppid || exit 1
+make -s all build/bench/floor build/bench/par build/bench/getppid build/bench/blast || exit 1
 
 # A world-readable copy so the unprivileged user runs the very same bits.
 WORK=$(mktemp -d /tmp/cloister-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 BIN=$WORK/bin OUT=$WORK/out
 mkdir -p "$BIN" "$OUT" "$WORK/req" "$WORK/res"
-cp build/cloister build/bench/floor build/bench/par build/bench/getppid "$BIN/"
-cp bench/pss.sh "$BIN/"
+cp build/cloister build/bench/floor build/bench/par build/bench/getppid build/bench/blast "$BIN/"
+cp bench/pss.sh bench/relay.sh "$BIN/"
 chmod -R a+rX "$WORK"; chmod 755 "$WORK"; chmod 1777 "$OUT" "$WORK/res"
 ROWS=$OUT/rows.tsv CMPS=$OUT/compare.tsv
 : >"$ROWS"; : >"$CMPS"
@@ -221,8 +221,15 @@ compare "NET none / host launch (cloister)" net.none.user net.host.user ratio "r
 compare "NET new netns costs (cloister, ms)" net.none.user net.host.user diff "report"
 compare "NET new netns costs (floor, ms)" net.floor.user net.floorshare.user diff "report"
 why=$(probe user "$CL run $SC --publish 127.0.0.1:18080:80 -- /bin/true")
-na_row NET net.publish user "--publish relay throughput vs direct loopback (1 GiB)" \
-	"${why:-the row is defined together with the relay feature}"
+if [ -n "$why" ]; then
+	na_row NET net.publish user "--publish relay throughput vs direct loopback (1 GiB)" "$why"
+else
+	# 1 GiB per transfer (quick: 256 MiB), 200 connections for setup latency.
+	as_who user "$BIN/relay.sh" $([ $QUICK = 1 ] && echo "1 268435456 50" || echo "3 1073741824 200") \
+		"$CL" "$BIN/blast" >>"$ROWS"
+	compare "NET --publish throughput / direct loopback" net.publish.user net.direct.user ratio "≥ 0.5×"
+	compare "NET --publish connection setup / direct" net.latrelay.user net.latdirect.user ratio "report"
+fi
 
 echo "docker (context)"
 if timeout 5 docker info >/dev/null 2>&1; then
