@@ -298,8 +298,13 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	s->sync_fd = sv[0];
 	fcntl(s->sync_fd, F_SETFL, O_NONBLOCK);
 	ns_relay_set_sync(s->relay, s->sync_fd);
-	if (s->pid < 0)
-		return cl_fail_errno(err, "creating the sandbox namespaces (clone3)");
+	if (s->pid < 0) {
+		/* EPERM/ENOSPC/EUSERS: the host forbids or caps user namespaces. */
+		if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
+			return cl_fail_errno(err, "creating the sandbox namespaces (run `cloister check` "
+			                     "to see what this host forbids and how to allow it)");
+		return cl_fail_errno(err, "creating the sandbox namespaces");
+	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");
 	if (c->wait_go) {
