@@ -6,7 +6,7 @@
 set -u
 n=$1 bytes=$2 conns=$3 CL=$4 BLAST=$5
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-row() { printf 'NET\t%s\t%s\tuser\tvalue:%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
+row() { printf 'RELAY\t%s.user\t%s\tuser\tvalue:%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
 direct="" relay="" ldirect="" lrelay=""
 for _ in $(seq "$n"); do
@@ -20,7 +20,7 @@ for _ in $(seq "$n"); do
 	lrelay="$lrelay $("$BLAST" connlat "$p" "$conns")"; wait $s
 done
 mb=$((bytes / 1048576))
-row net.direct "direct loopback, $mb MiB (MB/s)" MB/s ok "${direct# }"
-row net.publish "through --publish relay, $mb MiB (MB/s)" MB/s ok "${relay# }"
-row net.latdirect "direct loopback connect + 1-byte round trip (us)" us ok "${ldirect# }"
-row net.latrelay "through --publish: connect + 1-byte round trip (us)" us ok "${lrelay# }"
+row relay.direct "direct loopback, $mb MiB (MB/s)" MB/s ok "${direct# }"
+row relay.publish "through --publish relay, $mb MiB (MB/s)" MB/s ok "${relay# }"
+row relay.latdirect "direct loopback connect + 1-byte round trip (us)" us ok "${ldirect# }"
+row relay.latrelay "through --publish: connect + 1-byte round trip (us)" us ok "${lrelay# }"

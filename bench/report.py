@@ -20,6 +20,7 @@ BASELINES = [
     ("p5.ppid", "p5.ppidu"), ("p5.dockercold", "p5.dockerwarm"),
     ("p5.", "p5.unconfined"),
     ("net.floor", "net.floor"), ("net.", "net.host"),
+    ("relay.lat", "relay.latdirect"), ("relay.", "relay.direct"),
 ]
 
 

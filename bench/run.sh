@@ -227,8 +227,8 @@ else
 	# 1 GiB per transfer (quick: 256 MiB), 200 connections for setup latency.
 	as_who user "$BIN/relay.sh" $([ $QUICK = 1 ] && echo "1 268435456 50" || echo "3 1073741824 200") \
 		"$CL" "$BIN/blast" >>"$ROWS"
-	compare "NET --publish throughput / direct loopback" net.publish.user net.direct.user ratio "≥ 0.5×"
-	compare "NET --publish connection setup / direct" net.latrelay.user net.latdirect.user ratio "report"
+	compare "NET --publish throughput / direct loopback" relay.publish.user relay.direct.user ratio "≥ 0.5×"
+	compare "NET --publish connection setup / direct" relay.latrelay.user relay.latdirect.user ratio "report"
 fi
 
 echo "docker (context)"
