@@ -20,6 +20,7 @@
 #include "ns/mounts.h"
 #include "ns/net.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "src/parse.h"
 
 /* ---- child (pid 1 in the sandbox, full caps in its own userns only) ---- */
@@ -165,8 +166,11 @@ _Noreturn void ns_child_main(struct ns_child *c)
 {
 	cl_error err = {0};
 
-	for (size_t i = 0; i < sizeof(child_steps) / sizeof(*child_steps); i++)
+	ns_trace(c->trace, "child", "start");
+	for (size_t i = 0; i < sizeof(child_steps) / sizeof(*child_steps); i++) {
 		if (child_steps[i].run(c, &err) < 0)
 			fail_setup(c, child_steps[i].name, &err);
+		ns_trace(c->trace, "child", child_steps[i].name);
+	}
 	ns_init_run(c);
 }

@@ -20,6 +20,7 @@
 
 #include "ns/caps.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "src/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -71,6 +72,7 @@ _Noreturn static void cmd_exec(struct ns_child *c)
 		_exit(125);
 	}
 	environ = c->envp;   /* execvp resolves with the sandbox's PATH */
+	ns_trace(c->trace, "command", "pre-exec");
 	execvp(c->exec_path, c->exec_argv);
 	e = errno;
 	snprintf(what, sizeof(what), "executing %s", c->exec_path);
@@ -180,7 +182,11 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * signals reach them exactly once (see forward()). */
 	if (c->p->new_session)
 		setsid();
-	cmd = fork();
+	/* vfork: the command only runs its last steps and execs, so copying
+	 * init's page tables is wasted work. init is suspended meanwhile; the
+	 * command never returns from cmd_exec (it execs or _exits), and it
+	 * has its own fd table, fs state, credentials and seccomp filter. */
+	cmd = vfork();
 	if (cmd < 0) {
 		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, errno, 0, "init", "starting the command");
 		_exit(125);
@@ -189,6 +195,7 @@ _Noreturn void ns_init_run(struct ns_child *c)
 		cmd_exec(c);
 
 	/* ===== init: pid 1, no exec from here on ===== */
+	ns_trace(c->trace, "init", "fork");
 	/* Keep only stdio and the sync socket: mount trees and other setup
 	 * fds must not outlive setup in a process the command shares a
 	 * namespace with. */
@@ -209,6 +216,7 @@ _Noreturn void ns_init_run(struct ns_child *c)
 		else
 			status = -1;
 	}
+	ns_trace(c->trace, "init", "command reaped");
 	ns_msg_send(c->sync_fd, NS_MSG_EXIT, 0, status, "exit", "");
 	/* Exiting kills everything left in the pid namespace. */
 	_exit(cl_exit_code_of_status(status) & 0xff);

@@ -25,6 +25,7 @@
 #include "ns/child.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "seccomp/seccomp.h"
 #include "src/cleanup.h"
 #include "src/executor.h"
@@ -166,8 +167,11 @@ static void supervise(struct supervision *s)
 	struct epoll_event evs[64];
 	bool done = false;
 
+	/* The sync socket is watched only when relays need init mid-run;
+	 * otherwise its messages (errors, the exit status) are read once the
+	 * pidfd fires, which saves a wake-up per launch. */
 	if (watch(s->epfd, &ev_pid, NS_EV_PIDFD, s->pidfd) < 0 ||
-	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->sync_fd) < 0 ||
+	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay ? s->sync_fd : -1) < 0 ||
 	    watch(s->epfd, &ev_sig, NS_EV_SIGNAL, s->sig_fd) < 0 ||
 	    watch(s->epfd, &ev_timer, NS_EV_TIMER, s->timer_fd) < 0) {
 		kill(s->pid, SIGKILL);   /* cannot supervise: do not leave it running */
@@ -297,8 +301,13 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	s->sync_fd = sv[0];
 	fcntl(s->sync_fd, F_SETFL, O_NONBLOCK);
 	ns_relay_set_sync(s->relay, s->sync_fd);
-	if (s->pid < 0)
-		return cl_fail_errno(err, "creating the sandbox namespaces (clone3)");
+	if (s->pid < 0) {
+		/* EPERM/ENOSPC/EUSERS: the host forbids or caps user namespaces. */
+		if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
+			return cl_fail_errno(err, "creating the sandbox namespaces (run `cloister check` "
+			                     "to see what this host forbids and how to allow it)");
+		return cl_fail_errno(err, "creating the sandbox namespaces");
+	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");
 	if (c->wait_go) {
@@ -373,17 +382,23 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	double t0 = now_ms();
 	int rc, init_status = 0;
 
+	c.trace = ns_trace_enabled();
+	ns_trace(c.trace, "parent", "start");
 	sigprocmask(SIG_SETMASK, NULL, &c.orig_mask);
 	rc = prepare(p, &s, &c, &prog, err);
+	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
 		rc = launch(p, &s, &c, err);
+	ns_trace(c.trace, "parent", "clone");
 	if (s.pid > 0) {
 		if (rc < 0)
 			kill(s.pid, SIGKILL);
 		else
 			supervise(&s);
+		ns_trace(c.trace, "parent", "supervise");
 		while (wait4(s.pid, &init_status, 0, &ru) < 0 && errno == EINTR)
 			;
+		ns_trace(c.trace, "parent", "reap");
 	}
 	if (rc == 0 && s.setup_failed) {
 		*err = s.child_err;
@@ -396,6 +411,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 			cl_error_print(&s.child_err);
 	}
 	release(&s, &c, &prog);
+	ns_trace(c.trace, "parent", "release");
 	return rc;
 }
 

@@ -33,6 +33,7 @@ struct rl_conn {
 	struct half ab, ba;
 	bool connecting;
 	bool pending;              /* waiting for init's socket */
+	bool unsent;               /* request not sent yet: init's queue was full */
 	bool dead;                 /* closed; freed at the end of the batch */
 	uint16_t inside_port;
 	uint32_t id;
@@ -47,9 +48,36 @@ struct rl_peer {
 	uint32_t id;
 	char *pend;                /* first datagram, until the socket arrives */
 	size_t pend_len;
+	bool unsent;
 	bool dead;
 	struct rl_peer *next;
 };
+
+/* Asks init for a socket. init's receive queue is bounded
+ * (net.unix.max_dgram_qlen): when it is full the request waits in *unsent
+ * and goes out after the next reply, which always frees a slot. */
+static int ask(struct ns_relay *r, int type, uint32_t id, bool *unsent)
+{
+	int rc = rl_request_socket(r, type, id);
+
+	*unsent = rc == -EAGAIN;
+	return *unsent ? 0 : rc;
+}
+
+/* Sends waiting requests until the queue is full again. */
+static void flush_unsent(struct ns_relay *r)
+{
+	struct rl_conn *c;
+	struct rl_peer *p;
+	int rc = 0;
+
+	for (c = r->conns; c && rc != -EAGAIN; c = c->next)
+		if (c->unsent && (rc = rl_request_socket(r, SOCK_STREAM, c->id)) != -EAGAIN)
+			c->unsent = false;
+	for (p = r->peers; p && rc != -EAGAIN; p = p->next)
+		if (p->unsent && (rc = rl_request_socket(r, SOCK_DGRAM, p->id)) != -EAGAIN)
+			p->unsent = false;
+}
 
 static void inside_addr(struct sockaddr_in *sa, uint16_t port)
 {
@@ -209,7 +237,7 @@ void rl_accept_publish(struct ns_relay *r, struct rl_listener *l)
 		c->pending = true;
 		c->inside_port = r->p->ports[l->index].sandbox_port;
 		/* The inside end must be made by init, inside the netns. */
-		if (rl_request_socket(r, SOCK_STREAM, c->id) < 0)
+		if (ask(r, SOCK_STREAM, c->id, &c->unsent) < 0)
 			conn_free(r, c);
 	}
 }
@@ -232,6 +260,7 @@ void rl_accept_forward(struct ns_relay *r, struct rl_listener *l)
 }
 
 /* ---- UDP ---- */
+static void flow_on_socket(struct ns_relay *r, uint32_t id, int fd);
 
 static struct rl_peer *peer_find(struct ns_relay *r, struct rl_listener *l,
                                  const struct sockaddr_storage *a, socklen_t alen)
@@ -283,7 +312,7 @@ static struct rl_peer *peer_new(struct ns_relay *r, struct rl_listener *l,
 	peer->next = r->peers;
 	r->peers = peer;
 	r->n_peers++;
-	if (rl_request_socket(r, SOCK_DGRAM, peer->id) < 0) {
+	if (ask(r, SOCK_DGRAM, peer->id, &peer->unsent) < 0) {
 		peer_free(r, peer);
 		return NULL;
 	}
@@ -339,7 +368,7 @@ static void peer_ready(struct ns_relay *r, struct rl_peer *peer, int fd)
 	peer->pend = NULL;
 }
 
-void rl_flow_on_socket(struct ns_relay *r, uint32_t id, int fd)
+static void flow_on_socket(struct ns_relay *r, uint32_t id, int fd)
 {
 	struct sockaddr_in sa;
 
@@ -388,4 +417,10 @@ void rl_flows_reap(struct ns_relay *r)
 		r->dead_peers = p->next;
 		free(p);
 	}
+}
+
+void rl_flow_on_socket(struct ns_relay *r, uint32_t id, int fd)
+{
+	flow_on_socket(r, id, fd);
+	flush_unsent(r);
 }

@@ -238,6 +238,15 @@ t_setup_errors_are_one_line() {
 	assert_no_process "/nonexistent/source"
 }
 
+t_namespaces_refused_is_clear() {
+	# Inside a sandbox the default seccomp profile refuses new namespaces,
+	# exactly as a host with user namespaces disabled would.
+	clr run --ro "$CL:/cl" -- /cl run -- true
+	assert_eq 125 "$RC" "nested run without --allow-nested"
+	assert_contains "$ERR" "creating the sandbox namespaces (run \`cloister check\`" "message"
+	assert_contains "$ERR" "Operation not permitted" "errno"
+}
+
 t_refuses_setuid_bits() {
 	cp "$CL" "$T_TMP/cl"; chmod g+s "$T_TMP/cl" || skip "cannot set setgid here"
 	[ -g "$T_TMP/cl" ] || skip "filesystem dropped the setgid bit"
