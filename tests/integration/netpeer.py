@@ -12,7 +12,7 @@ def free_port(kind=socket.SOCK_STREAM):
     return p
 
 
-def serve_sink(port, count):
+def serve_sink(port, count, ready=None):
     """Accept `count` connections; per connection read to EOF, reply with
     the sha256 of what arrived and the byte count (tests half-close)."""
     s = socket.socket()
@@ -20,6 +20,8 @@ def serve_sink(port, count):
     s.bind(("127.0.0.1", port))
     s.listen(128)
     s.settimeout(60)   # never hang a test run
+    if ready:
+        open(ready, "w").close()
     def one(c):
         h, n = hashlib.sha256(), 0
         while True:
@@ -120,7 +122,7 @@ if __name__ == "__main__":
     if f == "free_port":
         print(free_port(socket.SOCK_DGRAM if args and args[0] == "udp" else socket.SOCK_STREAM))
     elif f == "serve_sink":
-        serve_sink(int(args[0]), int(args[1]))
+        serve_sink(int(args[0]), int(args[1]), args[2] if len(args) > 2 else None)
     elif f == "send_blob":
         send_blob(int(args[0]), int(args[1]))
     elif f == "concurrent":

@@ -12,6 +12,11 @@ wait_listen() {
 		python3 "$PEER" try_connect "$1" 2>/dev/null | grep -q connected && return 0; sleep 0.05
 	done; return 1
 }
+# Waits for a file the sandboxed server writes once it listens (the host
+# side of --publish accepts before the server inside is up).
+wait_file() {
+	local i; for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1
+}
 port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null; }
 
 t_publish_http() {
@@ -30,17 +35,18 @@ for i in range(50):
 
 t_publish_concurrent_and_large() {
 	local hp; hp=$(port)
-	"$CL" run "$SC" $IN --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 101 2>"$T_TMP/srv.err" &
+	mkdir -p "$T_TMP/r"
+	"$CL" run "$SC" $IN --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 100 /r/ready 2>"$T_TMP/srv.err" &
 	local pid=$!
-	wait_listen "$hp" || fail "listener"
-	# wait_listen's probe connection counts as one of the 101.
+	wait_file "$T_TMP/r/ready" || fail "server did not start"
 	local n; n=$(python3 "$PEER" concurrent "$hp" 100)
 	assert_eq 100 "$n" "concurrent connections answered (more than init's queue of 10 requests)"
 	wait $pid; assert_eq 0 "$?" "server exit: $(cat "$T_TMP/srv.err")"
 	hp=$(port)
-	"$CL" run "$SC" $IN --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 2 &
+	rm -f "$T_TMP/r/ready"
+	"$CL" run "$SC" $IN --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 1 /r/ready &
 	pid=$!
-	wait_listen "$hp" || fail "listener"
+	wait_file "$T_TMP/r/ready" || fail "server did not start"
 	local out; out=$(python3 "$PEER" send_blob "$hp" $((64 * 1024 * 1024)))
 	wait $pid
 	local sent got; sent=$(echo "$out" | sed -n 1p); got=$(echo "$out" | sed -n 2p)
