@@ -155,51 +155,50 @@ static int write_map(const char *path, const char *text)
 	return n < 0 ? -1 : 0;
 }
 
+/* The probe's base directory: made by the parent, used by the child. */
+static char overlay_base[64];
+
+/* In a new user+mount namespace: a private tmpfs at the base (so the answer
+ * does not depend on what /tmp is), then an overlay of dirs inside it. */
 static int try_overlay(void)
 {
-	char base[] = "/tmp/cloister-check-XXXXXX", line[64], opts[512];
-	static const char *const sub[] = {"l", "u", "w/work", "w"};
-	char path[4][64];
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	int rc, e;
+	static const char *const sub[] = {"l", "u", "w", "m"};
+	char path[4][96], line[64], opts[512];
+	/* Before unshare: afterwards they read as the overflow id. */
+	unsigned uid = (unsigned)getuid(), gid = (unsigned)getgid();
+	int rc;
 
-	if (!mkdtemp(base))
-		return -1;
-	for (int i = 0; i < 4; i++)
-		snprintf(path[i], sizeof(path[i]), "%s/%s", base, sub[i]);
-	mkdir(path[0], 0700);
-	mkdir(path[1], 0700);
-	mkdir(path[3], 0700);
 	rc = unshare(CLONE_NEWUSER | CLONE_NEWNS);
 	if (rc == 0)
 		rc = write_map("/proc/self/setgroups", "deny");
-	snprintf(line, sizeof(line), "0 %u 1", (unsigned)uid);
+	snprintf(line, sizeof(line), "0 %u 1", uid);
 	if (rc == 0)
 		rc = write_map("/proc/self/uid_map", line);
 	/* Without a gid mapping, overlay cannot create its work directory. */
-	snprintf(line, sizeof(line), "0 %u 1", (unsigned)gid);
+	snprintf(line, sizeof(line), "0 %u 1", gid);
 	if (rc == 0)
 		rc = write_map("/proc/self/gid_map", line);
-	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", path[0], path[1], path[3]);
 	if (rc == 0)
-		rc = mount("overlay", base, "overlay", 0, opts);
-	e = errno;
-	/* The mount lives in this child's namespace only; remove our dirs. */
+		rc = mount("tmpfs", overlay_base, "tmpfs", 0, "mode=0700");
+	for (int i = 0; rc == 0 && i < 4; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/%s", overlay_base, sub[i]);
+		rc = mkdir(path[i], 0700);
+	}
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", path[0], path[1], path[2]);
 	if (rc == 0)
-		umount2(base, MNT_DETACH);
-	for (int i = 0; i < 4; i++)
-		rmdir(path[i]);
-	rmdir(base);
-	errno = e;
-	return rc;
+		rc = mount("overlay", path[3], "overlay", 0, opts);
+	return rc;   /* the mounts die with this child's namespace */
 }
 
 static void probe_overlay(struct probe_result *r)
 {
-	int e;
+	int e = 0;
 
-	r->ok = in_child(try_overlay, &e);
+	snprintf(overlay_base, sizeof(overlay_base), "/tmp/cloister-check-XXXXXX");
+	r->ok = mkdtemp(overlay_base) && in_child(try_overlay, &e);
+	if (!r->ok && !e)
+		e = errno;
+	rmdir(overlay_base);
 	snprintf(r->detail, sizeof(r->detail), r->ok ? "overlayfs mounts inside a user namespace"
 	                                              : "overlay in a user namespace failed: %s",
 	         strerror(e));

@@ -5,7 +5,7 @@ set -u
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 CL=${CLOISTER:-$TOP/build/cloister}
 HELPERS=${HELPERS:-$TOP/build/tests}
-TFILE=$(basename "$0" .sh)
+TFILE=${TFILE_PREFIX:-}$(basename "$0" .sh)   # prefix: e.g. "vm-" in the guest
 T_TMP=""
 
 fail() { echo "$*" >&2; exit 1; }

@@ -1,6 +1,7 @@
 #!/bin/bash
-# `make check-vm`: runs the cgroup v2 group (tests/vm/guest-v2.sh) in ONE
-# guest boot and passes its PASS/FAIL lines through; a guest that does not
+# `make check-vm`: runs the cgroup v2 group (tests/vm/guest-v2.sh) and the
+# core suites (tests/vm/guest-core.sh) in ONE guest boot and passes their
+# PASS/FAIL lines through; a guest that does not
 # come up, or stops early, is reported as a FAIL line too.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,13 +15,18 @@ if [ -n "$need" ]; then
 	exit 1
 fi
 out=$(mktemp /tmp/cloister-vm.XXXXXX)
-CG2_TIMEOUT=${CG2_TIMEOUT:-240} "$TOP/tests/vm/run-in-vm.sh" bash "$TOP/tests/vm/guest-v2.sh" >"$out" 2>&1
+# One boot: the cgroup v2 group, then the core isolation suites on the
+# guest's Debian kernel.
+CG2_TIMEOUT=${CG2_TIMEOUT:-900} CG2_MEM=${CG2_MEM:-2048} "$TOP/tests/vm/run-in-vm.sh" \
+	bash -c '"$0" ; "$1"' "$TOP/tests/vm/guest-v2.sh" "$TOP/tests/vm/guest-core.sh" >"$out" 2>&1
 rc=$?
 cat "$out"
-if ! grep -q '^vm-v2: done' "$out"; then
-	echo "FAIL vm-v2: guest run did not finish (exit $rc)"
-	rm -f "$out"; exit 1
-fi
+for group in vm-v2 vm-core; do
+	if ! grep -q "^$group: done" "$out"; then
+		echo "FAIL $group: guest run did not finish (exit $rc)"
+		rm -f "$out"; exit 1
+	fi
+done
 fails=$(grep -c '^FAIL ' "$out")
 rm -f "$out"
 [ "$fails" = 0 ]

@@ -1,0 +1,37 @@
+#!/bin/bash
+# The core isolation suites (tests/integration/core.sh, network.sh and
+# tests/security/escape.sh) inside the pure cgroup v2 guest, on the
+# Debian kernel: as root, then core and escape as the unprivileged test user
+# (the relay code does not depend on the kernel; the host runs network.sh
+# as both users). Runs in the same
+# boot as guest-v2.sh; lines are labelled vm-<suite> and vm-user-<suite>.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+U=${CLOISTER_TEST_USER:-cloister-test}
+# A world-readable copy: the user must reach the binaries and scripts.
+W=$(mktemp -d /tmp/vmcore.XXXXXX)
+mkdir -p "$W/build"
+cp -a "$TOP/build/cloister" "$TOP/build/tests" "$W/build/"
+cp -a "$TOP/tests" "$W/"
+chmod -R a+rX "$W"; chmod 755 "$W"
+# The guest's init leaves loopback down; the network suite needs the
+# host side (here: the guest's root netns) to have it.
+ip link set lo up
+timed() {  # label command...: runs it, then says how long it took
+	local t=$SECONDS
+	"$@"
+	echo "vm-core: $1 $2 took $((SECONDS - t)) s"
+}
+SUITES="tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh"
+for s in $SUITES; do
+	timed env TFILE_PREFIX=vm- bash "$W/$s" </dev/null
+done
+if id "$U" >/dev/null 2>&1; then
+	for s in tests/integration/core.sh tests/security/escape.sh; do
+		timed runuser -u "$U" -- env PATH=/usr/sbin:/usr/bin:/sbin:/bin TFILE_PREFIX=vm-user- \
+			bash "$W/$s" </dev/null
+	done
+else
+	echo "FAIL vm-user: test user '$U' missing in the guest"
+fi
+echo "vm-core: done"
