@@ -65,8 +65,9 @@ t_publish_udp() {
 
 t_forward_out() {
 	local hp; hp=$(port)
-	python3 "$PEER" serve_sink "$hp" 1 &
-	local srv=$!; sleep 0.3
+	python3 "$PEER" serve_sink "$hp" 2 &
+	local srv=$!
+	wait_listen "$hp" || fail "host server"   # the probe is the first of 2
 	clr run "$SC" $IN --forward-out "3128:127.0.0.1:$hp" -- python3 /peer.py send_blob 3128 100000
 	wait $srv
 	assert_eq 0 "$RC" "inside client: $ERR"
@@ -75,7 +76,8 @@ t_forward_out() {
 
 t_host_unreachable_without_forward() {
 	local hp; hp=$(port)
-	python3 "$PEER" serve_sink "$hp" 1 & local srv=$!; sleep 0.3
+	python3 "$PEER" serve_sink "$hp" 2 & local srv=$!
+	wait_listen "$hp" || fail "host server"   # the probe is the first of 2
 	clr run "$SC" $IN --forward-out "3128:127.0.0.1:$hp" -- python3 /peer.py try_connect "$hp"
 	python3 "$PEER" send_blob "$hp" 1 >/dev/null; wait $srv
 	assert_eq refused "$OUT" "only the declared forward reaches the host"
@@ -106,8 +108,9 @@ t_bad_input() {
 	clr run "$SC" --network host --publish 8080:80 -- true
 	assert_eq 125 "$RC" "publish needs own netns"
 	local hp; hp=$(port)
-	python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(3)' "$hp" &
-	local busy=$!; sleep 0.3
+	python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(30)' "$hp" &
+	local busy=$!
+	wait_listen "$hp" || fail "busy listener"
 	clr run "$SC" --publish "$hp:80" -- touch /tmp/never
 	kill $busy; wait $busy 2>/dev/null
 	assert_eq 125 "$RC" "port in use"
