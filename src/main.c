@@ -10,6 +10,7 @@
 
 #include "src/check.h"
 #include "src/cli.h"
+#include "src/cli_bwrap.h"
 #include "src/executor.h"
 #include "src/policy_json.h"
 #include "src/status.h"
@@ -21,6 +22,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: cloister COMMAND [ARGS]\n"
 	      "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox\n"
+	      "  bwrap [BWRAP-OPTIONS] [--] COMMAND     bubblewrap's command line (also as argv[0] bwrap)\n"
 	      "  check [--json]                        what this host allows, and why not\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
@@ -95,6 +97,9 @@ int main(int argc, char **argv)
 
 	if (refuse_setuid() < 0)
 		return EXIT_SETUP;
+	/* `ln -s cloister bwrap`: a drop-in for bubblewrap's command line. */
+	if (argc > 0 && strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "bwrap") == 0)
+		return cl_bwrap_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_SETUP;
@@ -102,6 +107,8 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "bwrap") == 0)
+		return cl_bwrap_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cl_check_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
