@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ns/caps.h"
+#include "ns/hooks.h"
 #include "ns/init.h"
 #include "ns/mounts.h"
 #include "ns/net.h"
@@ -62,9 +63,14 @@ static int write_file(const char *path, const char *data, cl_error *err)
 static int step_idmaps(struct ns_child *c, cl_error *err)
 {
 	char line[64];
+	int rc;
 
 	if (!(c->p->ns_flags & CLONE_NEWUSER))
 		return 0;
+	/* --userns-block-fd: someone else writes the maps, then unblocks us. */
+	rc = ns_hooks_userns_block(c, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (write_file("/proc/self/setgroups", "deny", err) < 0)
 		return cl_error_code(err);
 	cl_format_idmap(line, sizeof(line), c->p->uid, c->outer_uid);
@@ -128,6 +134,7 @@ static const struct {
 	{"mounts", step_mounts},
 	{"network", step_network},
 	{"hostname", step_hostname},
+	{"lock file", ns_hooks_lock_file},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)

@@ -21,6 +21,8 @@ struct ns_child {
 	const char *exec_path;  /* argv[0] to resolve (may be p->argv[0]) */
 	char **exec_argv;     /* argv as the command sees it (argv0 applied) */
 	sigset_t orig_mask;   /* the caller's signal mask, restored for the command */
+	struct sc_program *hook_progs;  /* bwrap --seccomp/--add-seccomp-fd programs */
+	size_t n_hook_progs;
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

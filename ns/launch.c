@@ -23,6 +23,7 @@
 
 #include "cgroups/cgroup.h"
 #include "ns/child.h"
+#include "ns/hooks.h"
 #include "ns/sync.h"
 #include "seccomp/seccomp.h"
 #include "src/cleanup.h"
@@ -291,7 +292,7 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
-	return 0;
+	return ns_hooks_prepare(p, c, err);
 }
 
 static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
@@ -308,6 +309,7 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 		close(s->timer_fd);
 	free(c->exec_argv);
 	sc_program_free(prog);
+	ns_hooks_release(c);
 }
 
 static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
@@ -325,6 +327,8 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	rc = prepare(p, &s, &c, &prog, err);
 	if (rc == 0)
 		rc = launch(p, &s, &c, err);
+	if (rc == 0)
+		rc = ns_hooks_started(p, s.pid, err);
 	if (s.pid > 0) {
 		if (rc < 0)
 			kill(s.pid, SIGKILL);
@@ -340,6 +344,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 		fill_status(&s, init_status, &ru, st);
 		collect_cgroup(&s, st);
 		st->wall_ms = now_ms() - t0;
+		ns_hooks_exited(p, st->exit_code);
 		if (s.exec_failed)
 			cl_error_print(&s.child_err);
 	}

@@ -437,6 +437,19 @@ static int make_root(struct mount_ctx *c, cl_error *err)
 	return 0;
 }
 
+/* A mount on "/" itself (bwrap's --ro-bind / /) covers the root we hold:
+ * later paths and pivot_root must see the new top mount, so reopen it. */
+static int refresh_root(struct mount_ctx *c, const char *dest, cl_error *err)
+{
+	if (!dest || dest[strspn(dest, "/")] != '\0')
+		return 0;
+	close(c->rootfd);
+	c->rootfd = open(STAGING_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->rootfd < 0)
+		return cl_fail_errno(err, "reopening the new root");
+	return 0;
+}
+
 /* Step last: the new root becomes "/" and the host's tree is detached. */
 static int pivot(struct mount_ctx *c, cl_error *err)
 {
@@ -476,8 +489,11 @@ int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
 	rc = open_sources(&c, err);
 	if (rc == 0)
 		rc = make_root(&c, err);
-	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++)
+	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++) {
 		rc = do_mount(&c, i, err);
+		if (rc == 0)
+			rc = refresh_root(&c, p->mounts[i].dest, err);
+	}
 	if (rc == 0)
 		rc = pivot(&c, err);
 	/* The child execs soon; fds are CLOEXEC, memory goes with the exec. */
