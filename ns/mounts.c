@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/mount.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "ns/fsutil.h"
+#include "ns/mounts_extra.h"
 #include "src/cleanup.h"
 
 /* Where the new root is attached while it is built. Sources were opened
@@ -41,6 +43,7 @@ struct mount_ctx {
 	int devnull;       /* detached /dev/null for masking, or -1 */
 	int dev[N_DEV_NODES];
 	int rootfd;        /* the new root while it is built */
+	struct ns_ovl_fds *ovl;  /* per mount: overlay layers opened early */
 };
 
 static int set_attr(int fd, unsigned int flags, uint64_t set, cl_error *err, const char *what)
@@ -113,6 +116,8 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 		const struct cl_mount *m = &p->mounts[i];
 		need_dev |= m->kind == CL_MNT_DEV;
 		need_proc |= m->kind == CL_MNT_PROC;
+		if (m->kind == CL_MNT_OVERLAY && (rc = ns_overlay_open(m, &c->ovl[i], err)) < 0)
+			return rc;
 		if (m->kind != CL_MNT_BIND)
 			continue;
 		rc = open_source(m, &c->trees[i], &c->links[i], err);
@@ -382,7 +387,17 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 		return do_symlink(c, m, err);
 	case CL_MNT_REMOUNT_RO:
 		return do_remount_ro(c, m, err);
+	case CL_MNT_FILE:
+		return ns_mount_file(c->rootfd, m, err);
+	case CL_MNT_BIND_DATA:
+		return ns_mount_bind_data(c->rootfd, m, err);
+	case CL_MNT_CHMOD:
+		return ns_mount_chmod(c->rootfd, m, err);
+	case CL_MNT_OVERLAY:
+		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER, err);
 	case CL_MNT_DIR:
+		if (m->mode != (mode_t)-1)
+			return ns_mount_dir(c->rootfd, m, err);
 		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, err);
 		return destfd < 0 ? destfd : 0;
 	case CL_MNT_TMPFS:
@@ -479,7 +494,8 @@ int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
 		return cl_fail_errno(err, "making mount propagation private");
 	c.trees = calloc(p->n_mounts + 1, sizeof(int));
 	c.links = calloc(p->n_mounts + 1, sizeof(char *));
-	if (!c.trees || !c.links)
+	c.ovl = calloc(p->n_mounts + 1, sizeof(*c.ovl));
+	if (!c.trees || !c.links || !c.ovl)
 		return cl_fail(err, ENOMEM, "preparing mounts");
 	for (size_t i = 0; i < p->n_mounts; i++)
 		c.trees[i] = -1;

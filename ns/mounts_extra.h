@@ -1,0 +1,25 @@
+/* The mount kinds bwrap needs beyond `cloister run`'s: --file, --bind-data,
+ * --chmod, --dir with --perms, overlays. Called from ns/mounts.c while the
+ * new root (rootfd) is built, before pivot_root. */
+#ifndef NS_MOUNTS_EXTRA_H
+#define NS_MOUNTS_EXTRA_H
+
+#include <stdbool.h>
+
+#include "src/error.h"
+#include "src/policy.h"
+
+int ns_mount_file(int rootfd, const struct cl_mount *m, cl_error *err);
+int ns_mount_bind_data(int rootfd, const struct cl_mount *m, cl_error *err);
+int ns_mount_chmod(int rootfd, const struct cl_mount *m, cl_error *err);
+int ns_mount_dir(int rootfd, const struct cl_mount *m, cl_error *err);
+/* Host-side overlay directories, opened before the host's view changes. */
+struct ns_ovl_fds {
+	char **lower;         /* "/proc/self/fd/N" per layer, bottom first */
+	int upper, work;      /* -1 for --tmp-overlay / --ro-overlay */
+};
+int ns_overlay_open(const struct cl_mount *m, struct ns_ovl_fds *o, cl_error *err);
+int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_fds *o,
+                     bool in_userns, cl_error *err);
+
+#endif
