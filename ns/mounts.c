@@ -70,12 +70,16 @@ static uint64_t bind_attrs(unsigned flags)
 static int open_source(const struct cl_mount *m, int *tree, char **link, cl_error *err)
 {
 	const char *what = m->src ? m->src : "(fd)";
-	int dfd = m->src_fd >= 0 ? m->src_fd : AT_FDCWD;
-	const char *path = m->src_fd >= 0 ? "" : m->src;
+	const char *path = m->src;
+	char fdpath[PATH_MAX];
 	unsigned int fl = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE;
 
+	/* An fd source belongs to the caller's mount namespace, which
+	 * open_tree refuses to clone from here: bind its path instead. */
+	if (m->src_fd >= 0 && ns_fd_source_path(m->src_fd, fdpath, sizeof(fdpath), err) < 0)
+		return cl_error_code(err);
 	if (m->src_fd >= 0)
-		fl |= AT_EMPTY_PATH;
+		path = fdpath;
 	if (m->flags & CL_MF_KEEP_SYMLINK) {
 		char buf[PATH_MAX];
 		ssize_t n = readlink(m->src, buf, sizeof(buf) - 1);
@@ -85,7 +89,9 @@ static int open_source(const struct cl_mount *m, int *tree, char **link, cl_erro
 			return *link ? 0 : cl_fail(err, ENOMEM, "reading link %s", what);
 		}
 	}
-	*tree = open_tree(dfd, path, fl);
+	*tree = open_tree(AT_FDCWD, path, fl);
+	if (*tree >= 0 && m->src_fd >= 0 && ns_fd_same_file(m->src_fd, *tree, err) < 0)
+		return cl_error_code(err);
 	if (*tree < 0) {
 		if (errno == ENOENT && (m->flags & CL_MF_TRY))
 			return 0;
@@ -234,6 +240,10 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 
 	mfd = new_fs("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 	             m->dest, err);
+	/* Sharing the caller's pid namespace, a new proc is refused without
+	 * privilege over it; like bwrap, show the caller's /proc then. */
+	if (mfd == -EPERM && !(c->p->ns_flags & CLONE_NEWPID))
+		return ns_mount_host_proc(destfd, m, err);
 	if (mfd < 0)
 		return mfd;
 	rc = attach(mfd, destfd, "", m->dest, err);

@@ -239,3 +239,45 @@ int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_f
 		return cl_fail_errno(err, "Can't make overlay mount on %s", m->dest);
 	return attach_at(mfd, rootfd, m->dest, NS_NODE_DIR, err);
 }
+
+int ns_fd_source_path(int fd, char *buf, size_t len, cl_error *err)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	if (n < 0)
+		return cl_fail_errno(err, "Can't read bind source fd %d", fd);
+	if ((size_t)n >= len - 1 || buf[0] != '/')
+		return cl_fail(err, EINVAL, "bind source fd %d has no usable path", fd);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* The path may have been replaced since: bind only if it is the same file. */
+int ns_fd_same_file(int fd, int tree, cl_error *err)
+{
+	struct stat a, b;
+
+	if (fstat(fd, &a) < 0 || fstat(tree, &b) < 0)
+		return cl_fail_errno(err, "inspecting bind source fd %d", fd);
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return cl_fail(err, EXDEV, "bind source fd %d changed path while binding", fd);
+	return 0;
+}
+
+int ns_mount_host_proc(int destfd, const struct cl_mount *m, cl_error *err)
+{
+	cl_autoclose int t = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+	                               AT_RECURSIVE);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+
+	if (t < 0)
+		return cl_fail_errno(err, "binding the caller's /proc on %s", m->dest);
+	if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return cl_fail_errno(err, "setting mount flags on %s", m->dest);
+	if (move_mount(t, "", destfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cl_fail_errno(err, "Can't mount proc on %s", m->dest);
+	return 0;
+}

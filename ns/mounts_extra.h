@@ -5,6 +5,7 @@
 #define NS_MOUNTS_EXTRA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "src/error.h"
 #include "src/policy.h"
@@ -21,5 +22,13 @@ struct ns_ovl_fds {
 int ns_overlay_open(const struct cl_mount *m, struct ns_ovl_fds *o, cl_error *err);
 int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_fds *o,
                      bool in_userns, cl_error *err);
+
+/* --proc without a pid namespace of our own, unprivileged: the caller's
+ * /proc is bound instead (bwrap does the same). */
+int ns_mount_host_proc(int destfd, const struct cl_mount *m, cl_error *err);
+/* --bind-fd: the fd's path (bound by name in our mount namespace), and
+ * the check that the cloned tree is the fd's file. */
+int ns_fd_source_path(int fd, char *buf, size_t len, cl_error *err);
+int ns_fd_same_file(int fd, int tree, cl_error *err);
 
 #endif
