@@ -129,6 +129,7 @@ static const struct {
 	 * before resources are allocated; mounts need the id maps (file
 	 * access checks use the mapped ids); hostname last. */
 	{"die-with-parent", step_die_with_parent},
+	{"report fds", ns_hooks_child_close},
 	{"uid/gid maps", step_idmaps},
 	{"cgroup placement", step_wait_go},
 	{"mounts", step_mounts},

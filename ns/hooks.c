@@ -162,6 +162,15 @@ void ns_hooks_exited(const struct cl_policy *p, int exit_code)
 	write_all(p->hooks.status_fd, buf, (size_t)n);
 }
 
+int ns_hooks_child_close(struct ns_child *c, cl_error *err)
+{
+	if (c->p->hooks.info_fd >= 0)
+		close(c->p->hooks.info_fd);
+	if (c->p->hooks.status_fd >= 0)
+		close(c->p->hooks.status_fd);
+	return 0;
+}
+
 /* Blocks until fd has data or is closed by every writer. */
 static int block_on(int fd, const char *what, cl_error *err)
 {

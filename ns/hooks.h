@@ -18,6 +18,9 @@ int ns_hooks_started(const struct cl_policy *p, pid_t pid, cl_error *err);
 void ns_hooks_exited(const struct cl_policy *p, int exit_code);
 void ns_hooks_release(struct ns_child *c);
 
+/* Child, first: the report fds are the parent's; readers waiting for EOF
+ * must not depend on the sandbox's lifetime. */
+int ns_hooks_child_close(struct ns_child *c, cl_error *err);
 /* Child: waits on --userns-block-fd; returns 1 if it did (maps are then
  * written by whoever unblocked us), 0 when unset. */
 int ns_hooks_userns_block(struct ns_child *c, cl_error *err);
