@@ -272,11 +272,11 @@ int cl_bwrap_main(int argc, char **argv)
 		print_err(&err);
 		rc = CL_BWRAP_EXIT_FAIL;
 	} else if (b.help) {
-		cl_bwrap_usage(stdout);
+		cl_bwrap_usage(stdout, argc > 0 ? argv[0] : "bwrap");
 	} else if (b.version) {
 		printf("bubblewrap 0.11.0 (cloister)\n");
 	} else if (!p.argv) {
-		cl_bwrap_usage(stderr);
+		cl_bwrap_usage(stderr, argc > 0 ? argv[0] : "bwrap");
 		rc = CL_BWRAP_EXIT_FAIL;
 	} else {
 		rc = run(&b);

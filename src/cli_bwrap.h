@@ -61,7 +61,8 @@ int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char *
 int cl_bwrap_main(int argc, char **argv);
 /* Parses argv (argv[0] is the program name) into b->p. */
 int cl_bwrap_parse(struct cl_bwrap *b, int argc, char **argv, cl_error *err);
-void cl_bwrap_usage(FILE *f);
+/* Usage text; prog is the name bwrap was invoked as. */
+void cl_bwrap_usage(FILE *f, const char *prog);
 /* Reads NUL-separated arguments from fd (--args FD) into *out. */
 int cl_bwrap_read_args(int fd, char ***out, cl_error *err);
 /* Parses "12" as a file descriptor as bwrap does ("Invalid fd: %s"). */

@@ -52,9 +52,10 @@ int cl_bwrap_read_args(int fd, char ***out, cl_error *err)
 	return rc;
 }
 
-void cl_bwrap_usage(FILE *f)
+void cl_bwrap_usage(FILE *f, const char *prog)
 {
-	fputs("usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n"
+	fprintf(f, "usage: %s [OPTIONS...] [--] COMMAND [ARGS...]\n\n", prog);
+	fputs(
 	      "  (cloister's implementation of the bubblewrap 0.11 command line)\n"
 	      "    --help                       Show this text\n"
 	      "    --version                    Show the version\n"

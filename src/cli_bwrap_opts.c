@@ -449,9 +449,9 @@ int cl_bwrap_apply(struct cl_bwrap *b, int argc, char **argv, int *i, bool *know
 		return cl_fail(err, 0, "%s takes %s", o->name, nargs_text(o));
 	/* --perms/--size describe the next operation; anything else after
 	 * them is an error, as in bwrap. */
-	if (b->perms_set && !o->uses_perms && strcmp(o->name, "--size") != 0)
+	if (b->perms_set && !o->uses_perms && o->fn != o_modifier)
 		return cl_fail(err, 0, "--perms must be followed by an option that creates a file");
-	if (b->size_set && strcmp(o->name, "--tmpfs") != 0 && strcmp(o->name, "--perms") != 0)
+	if (b->size_set && strcmp(o->name, "--tmpfs") != 0 && o->fn != o_modifier)
 		return cl_fail(err, 0, "--size must be followed by --tmpfs");
 	rc = o->fn(b, o, argv + *i + 1, err);
 	*i += o->nargs;
