@@ -104,6 +104,12 @@ static bool userns_requested(const struct cl_bwrap *b)
 	return b->unshare_user || b->unshare_user_try;
 }
 
+/* Unprivileged (bwrap not setuid) a user namespace is always created. */
+static bool userns_created(const struct cl_bwrap *b)
+{
+	return userns_requested(b) || getuid() != 0;
+}
+
 /* The checks bwrap makes once every option is known, in its wording. */
 static int check_combinations(struct cl_bwrap *b, cl_error *err)
 {
@@ -119,9 +125,9 @@ static int check_combinations(struct cl_bwrap *b, cl_error *err)
 	if (b->userns_fd >= 0 || b->userns2_fd >= 0 || b->pidns_fd >= 0)
 		return cl_fail(err, 0, "--userns, --userns2 and --pidns are not supported by "
 		               "cloister yet; nothing was run");
-	if (b->uid_set && p->uid != getuid() && !userns_requested(b))
+	if (b->uid_set && p->uid != getuid() && !userns_created(b))
 		return cl_fail(err, 0, "Specifying --uid requires --unshare-user or --userns");
-	if (b->gid_set && p->gid != getgid() && !userns_requested(b))
+	if (b->gid_set && p->gid != getgid() && !userns_created(b))
 		return cl_fail(err, 0, "Specifying --gid requires --unshare-user or --userns");
 	if (p->hostname && !b->unshare_uts)
 		return cl_fail(err, 0, "Specifying --hostname requires --unshare-uts");
@@ -153,7 +159,7 @@ static void resolve_namespaces(struct cl_bwrap *b)
 
 	/* Without privilege a mount namespace needs a user namespace: bwrap
 	 * (not setuid) implies --unshare-user then, and so do we. */
-	if (userns_requested(b) || getuid() != 0)
+	if (userns_created(b))
 		p->ns_flags |= CLONE_NEWUSER;
 	if (b->unshare_ipc)
 		p->ns_flags |= CLONE_NEWIPC;
