@@ -153,6 +153,9 @@ int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char *
 	if (strcmp(n, "--timeout") == 0) {
 		if (cl_parse_seconds(a[0], &p->timeout_ms) < 0)
 			return cl_fail(err, 0, "--timeout '%s': expected seconds > 0, like 30 or 0.5", a[0]);
+		/* Only a pid namespace lets the timeout kill every process of
+		 * the sandbox at once (its init's death takes all with it). */
+		b->unshare_pid = true;
 		return 0;
 	}
 	if (strcmp(n, "--json-status") == 0)

@@ -29,14 +29,15 @@ normalize() {
 run_both() {  # ARGS...: fills $T_TMP/{bwrap,cloister}.{out,err} and BRC/CRC
 	local who
 	need_bwrap
-	# FD5=FILE: each run gets its own fd 5 on FILE (an fd's offset is
-	# shared, so one descriptor cannot feed both runs).
+	# FD5/FD6/FD7=FILE: each run gets its own fd on FILE (an fd's offset
+	# is shared, so one descriptor cannot feed both runs).
 	for who in bwrap cloister; do
-		if [ -n "${FD5:-}" ]; then
-			impl $who "$@" 5<"$FD5"
-		else
+		(
+			[ -z "${FD5:-}" ] || exec 5<"$FD5"
+			[ -z "${FD6:-}" ] || exec 6<"$FD6"
+			[ -z "${FD7:-}" ] || exec 7<"$FD7"
 			impl $who "$@"
-		fi >"$T_TMP/$who.out" 2>"$T_TMP/$who.err"
+		) >"$T_TMP/$who.out" 2>"$T_TMP/$who.err"
 		echo $? >"$T_TMP/$who.rc"
 	done
 	BRC=$(cat "$T_TMP/bwrap.rc"); CRC=$(cat "$T_TMP/cloister.rc")
