@@ -132,10 +132,12 @@ static const struct {
 	{"report fds", ns_hooks_child_close},
 	{"uid/gid maps", step_idmaps},
 	{"cgroup placement", step_wait_go},
+	{"user namespace limit", ns_hooks_userns_limit},
 	{"mounts", step_mounts},
 	{"network", step_network},
 	{"hostname", step_hostname},
 	{"lock file", ns_hooks_lock_file},
+	{"disable user namespaces", ns_hooks_disable_userns},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)

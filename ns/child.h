@@ -23,6 +23,7 @@ struct ns_child {
 	sigset_t orig_mask;   /* the caller's signal mask, restored for the command */
 	struct sc_program *hook_progs;  /* bwrap --seccomp/--add-seccomp-fd programs */
 	size_t n_hook_progs;
+	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

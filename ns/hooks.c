@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int write_all(int fd, const char *buf, size_t len)
@@ -258,4 +259,81 @@ int ns_hooks_before_exec(struct ns_child *c, cl_error *err)
 			return cl_fail_errno(err, "Unable to set up system call filtering as requested");
 	}
 	return 0;
+}
+
+int ns_hooks_userns_limit(struct ns_child *c, cl_error *err)
+{
+	int fd;
+
+	if (!c->p->hooks.disable_userns && !c->p->hooks.assert_userns_disabled)
+		return 0;
+	c->host_proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (c->host_proc < 0)
+		return cl_fail_errno(err, "opening /proc");
+	if (!c->p->hooks.disable_userns)
+		return 0;
+	/* The sysctl table is this user namespace's: the limit binds the
+	 * sandbox, whatever it does to its own nested namespaces. */
+	fd = openat(c->host_proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		int rc = cl_fail_errno(err, "sysctl user.max_user_namespaces = 1 failed");
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	close(fd);
+	return 0;
+}
+
+static int write_at(int dirfd, const char *name, const char *data, cl_error *err)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return cl_fail_errno(err, "opening %s", name);
+	n = write(fd, data, strlen(data));
+	close(fd);
+	return n < 0 ? cl_fail_errno(err, "writing %s", name) : 0;
+}
+
+/* A throwaway child tries to create a user namespace. */
+static int userns_creatable(void)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int ns_hooks_disable_userns(struct ns_child *c, cl_error *err)
+{
+	char line[64];
+	int rc = 0;
+
+	if (c->host_proc < 0)
+		return 0;
+	if (c->p->hooks.disable_userns) {
+		/* Maps of the nested namespace: the same ids, written by the
+		 * namespace's own creator (one line of its own id). */
+		if (unshare(CLONE_NEWUSER) < 0)
+			rc = cl_fail_errno(err, "Creating new namespace failed");
+		snprintf(line, sizeof(line), "%u %u 1\n", (unsigned)c->p->uid, (unsigned)c->p->uid);
+		if (rc == 0)
+			rc = write_at(c->host_proc, "thread-self/uid_map", line, err);
+		if (rc == 0)
+			rc = write_at(c->host_proc, "thread-self/setgroups", "deny", err);
+		snprintf(line, sizeof(line), "%u %u 1\n", (unsigned)c->p->gid, (unsigned)c->p->gid);
+		if (rc == 0)
+			rc = write_at(c->host_proc, "thread-self/gid_map", line, err);
+	}
+	if (rc == 0 && c->p->hooks.assert_userns_disabled && userns_creatable() != 0)
+		rc = cl_fail(err, 0, "creation of new user namespaces was not disabled as requested");
+	close(c->host_proc);
+	c->host_proc = -1;
+	return rc;
 }

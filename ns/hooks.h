@@ -26,6 +26,13 @@ int ns_hooks_child_close(struct ns_child *c, cl_error *err);
 int ns_hooks_userns_block(struct ns_child *c, cl_error *err);
 /* Child, after the mounts: --lock-file, held by init. */
 int ns_hooks_lock_file(struct ns_child *c, cl_error *err);
+/* Child, before the mounts: --disable-userns caps this user namespace's
+ * user.max_user_namespaces at 1 (through the host /proc, kept open). */
+int ns_hooks_userns_limit(struct ns_child *c, cl_error *err);
+/* Child, after setup: enter the one nested user namespace the limit
+ * allows (ids kept), so no further one can be made; then the
+ * --assert-userns-disabled check. */
+int ns_hooks_disable_userns(struct ns_child *c, cl_error *err);
 /* Command: chdir with bwrap's fallback (cwd, $HOME, /) and PWD. */
 int ns_hooks_chdir(struct ns_child *c, cl_error *err);
 /* Command, last: --block-fd wait, then the extra seccomp programs. */

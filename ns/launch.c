@@ -318,7 +318,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	struct supervision s = {.pid = -1, .pidfd = -1, .sync_fd = -1, .sig_fd = -1,
 	                        .timer_fd = -1};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
-	                     .envp = p->env, .exec_path = p->argv[0]};
+	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1};
 	struct rusage ru = {0};
 	double t0 = now_ms();
 	int rc, init_status = 0;

@@ -328,9 +328,10 @@ static int o_flag(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl
 		b->help = true;
 	else if (strcmp(n, "--version") == 0)
 		b->version = true;
+	else if (strcmp(n, "--disable-userns") == 0)
+		b->p->hooks.disable_userns = true;
 	else
-		return cl_fail(err, 0, "%s is not supported by cloister yet (user namespace "
-		               "nesting control); nothing was run", n);
+		b->p->hooks.assert_userns_disabled = true;
 	return 0;
 }
 

@@ -84,6 +84,8 @@ struct cl_hooks {
 	bool keep_fds;            /* inherited fds stay open for the command */
 	bool cwd_fallback;        /* workdir missing: try $HOME, then /; set PWD */
 	int exec_fail_code;       /* exit code when exec fails; 0 = 126/127 */
+	bool disable_userns;      /* nested user namespace after setup, limit 1 */
+	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
 };
 
 struct cl_policy {

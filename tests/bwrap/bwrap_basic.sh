@@ -57,6 +57,11 @@ t_inherited_fd_visible() {
 }
 t_die_with_parent() { both --die-with-parent --ro-bind / / echo alive; }
 t_double_dash() { both --ro-bind / / -- echo after-dashes; }
+t_disable_userns() {
+	both --unshare-user --disable-userns "${SYS[@]}" --proc /proc --unshare-pid \
+		sh -c '/probe ids caps; unshare -U true 2>&1 || echo refused'
+}
+t_disable_and_assert_userns() { both --unshare-user --disable-userns --assert-userns-disabled "${SYS[@]}" /probe ids; }
 t_argv0_symlink() {
 	# `ln -s cloister bwrap`: the same front-end by program name.
 	ln -s "$CL" "$T_TMP/bwrap"
