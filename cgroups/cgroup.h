@@ -30,5 +30,7 @@ int cg_attach(struct cg_handle *h, pid_t pid, cl_error *err);
 int cg_collect(struct cg_handle *h, struct cg_stats *st);
 /* Kills whatever is left inside, removes the cgroup, frees h. NULL is fine. */
 void cg_destroy(struct cg_handle *h);
+/* `cloister gc [--cgroup-parent PATH]`: removes cgroups of dead runs. */
+int cg_gc_main(int argc, char **argv);
 
 #endif

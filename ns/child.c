@@ -21,6 +21,7 @@
 #include "ns/mounts.h"
 #include "ns/net.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "src/parse.h"
 
 /* ---- child (pid 1 in the sandbox, full caps in its own userns only) ---- */
@@ -87,11 +88,16 @@ static int step_wait_go(struct ns_child *c, cl_error *err)
 	struct ns_msg m;
 	int rc;
 
-	if (!c->wait_go)
-		return 0;
-	rc = ns_msg_recv(c->sync_fd, &m);
-	if (rc <= 0 || m.type != NS_MSG_GO)
-		return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the cgroup placement");
+	if (c->wait_go) {
+		rc = ns_msg_recv(c->sync_fd, &m);
+		if (rc <= 0 || m.type != NS_MSG_GO)
+			return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the cgroup placement");
+	}
+	/* Attached after clone, our cgroup ns is still rooted where the parent
+	 * was; now that we sit in the sandbox cgroup, root a nested one here so
+	 * the sandbox sees its own cgroup as "/". */
+	if (c->cgns_unshare && unshare(CLONE_NEWCGROUP) < 0)
+		return cl_fail_errno(err, "creating the cgroup namespace");
 	return 0;
 }
 
@@ -102,11 +108,31 @@ static int step_mounts(struct ns_child *c, cl_error *err)
 	return ns_mounts_setup(c->p, err);
 }
 
+/* --forward-out: listen on 127.0.0.1:PORT inside before the command runs;
+ * the supervisor accepts on it and dials the host side. */
+static int forward_listeners(struct ns_child *c, cl_error *err)
+{
+	for (size_t i = 0; i < c->p->n_forwards; i++) {
+		int port = c->p->forwards[i].sandbox_port;
+		int fd = ns_net_listen_loopback((uint16_t)port, err);
+		if (fd < 0)
+			return fd;
+		if (ns_msg_send_fd(c->sync_fd, NS_MSG_LISTENER, 0, (int)i, fd) < 0) {
+			close(fd);
+			return cl_fail(err, EPIPE, "handing over the listener for port %d", port);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static int step_network(struct ns_child *c, cl_error *err)
 {
 	if (!(c->p->ns_flags & CLONE_NEWNET))
 		return 0;
-	return ns_net_loopback_up(err);
+	if (ns_net_loopback_up(err) < 0)
+		return cl_error_code(err);
+	return forward_listeners(c, err);
 }
 
 static int step_hostname(struct ns_child *c, cl_error *err)
@@ -150,8 +176,11 @@ _Noreturn void ns_child_main(struct ns_child *c)
 {
 	cl_error err = {0};
 
-	for (size_t i = 0; i < sizeof(child_steps) / sizeof(*child_steps); i++)
+	ns_trace(c->trace, "child", "start");
+	for (size_t i = 0; i < sizeof(child_steps) / sizeof(*child_steps); i++) {
 		if (child_steps[i].run(c, &err) < 0)
 			fail_setup(c, child_steps[i].name, &err);
+		ns_trace(c->trace, "child", child_steps[i].name);
+	}
 	ns_init_run(c);
 }

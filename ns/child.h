@@ -17,6 +17,8 @@ struct ns_child {
 	uid_t outer_uid;      /* caller's ids, mapped to p->uid/p->gid inside */
 	gid_t outer_gid;
 	bool wait_go;         /* wait for NS_MSG_GO (cgroup placement) first */
+	bool cgns_unshare;    /* after the "go": a cgroup ns rooted at the sandbox cgroup */
+	bool serve_sockets;   /* init answers NS_MSG_SOCKET_REQ (--publish) */
 	char **envp;          /* final environment of the command */
 	const char *exec_path;  /* argv[0] to resolve (may be p->argv[0]) */
 	char **exec_argv;     /* argv as the command sees it (argv0 applied) */
@@ -24,6 +26,8 @@ struct ns_child {
 	struct sc_program *hook_progs;  /* bwrap --seccomp/--add-seccomp-fd programs */
 	size_t n_hook_progs;
 	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
+	int lock_fd;          /* --lock-file, held by init, or -1 */
+	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

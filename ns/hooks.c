@@ -213,20 +213,38 @@ int ns_hooks_lock_file(struct ns_child *c, cl_error *err)
 	while (fcntl(fd, F_SETLKW, &fl) < 0)
 		if (errno != EINTR)
 			return cl_fail_errno(err, "Unable to lock file %s", path);
+	c->lock_fd = fd;
 	return 0;
 }
 
-/* Points the PWD entry of the command's environment at dir. Runs in the
- * forked command of a single-threaded init, so malloc is safe. */
+void ns_hooks_close_fds_except(int keep1, int keep2)
+{
+	int a = keep1 < keep2 ? keep1 : keep2, b = keep1 < keep2 ? keep2 : keep1;
+	unsigned from = 3;
+
+	/* Ascending keepers; each closes the gap below it. */
+	for (int k = 0; k < 2; k++) {
+		int keep = k ? b : a;
+		if (keep < (int)from)
+			continue;
+		if ((unsigned)keep > from)
+			syscall(SYS_close_range, from, (unsigned)keep - 1, 0U);
+		from = (unsigned)keep + 1;
+	}
+	syscall(SYS_close_range, from, ~0U, 0U);
+}
+
+/* Points the PWD entry of the command's environment at dir. The command
+ * runs in a vfork child: no allocation, a static buffer instead. */
 static void set_pwd(struct ns_child *c, const char *dir)
 {
-	char *kv;
+	static char kv[4096 + 5];
 
 	for (char **e = c->envp; e && *e; e++) {
 		if (strncmp(*e, "PWD=", 4) != 0)
 			continue;
-		if (asprintf(&kv, "PWD=%s", dir) >= 0)
-			*e = kv;
+		snprintf(kv, sizeof(kv), "PWD=%s", dir);
+		*e = kv;
 		return;
 	}
 }

@@ -5,12 +5,15 @@
 #include "ns/init.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include "ns/caps.h"
 #include "ns/hooks.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "src/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -35,6 +39,10 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 
 	/* New session: the command cannot reach the caller's terminal with
 	 * TIOCSTI and is not in the caller's process group. */
+	/* Die with init too (belt and braces: init's death already ends the
+	 * pid namespace). */
+	if (p->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return cl_fail_errno(err, "setting the parent-death signal");
 	if (p->new_session && setsid() < 0)
 		return cl_fail_errno(err, "starting a new session");
 	if (p->hooks.cwd_fallback) {
@@ -70,6 +78,7 @@ _Noreturn static void cmd_exec(struct ns_child *c)
 		_exit(125);
 	}
 	environ = c->envp;   /* execvp resolves with the sandbox's PATH */
+	ns_trace(c->trace, "command", "pre-exec");
 	execvp(c->exec_path, c->exec_argv);
 	e = errno;
 	snprintf(what, sizeof(what), "%s %s", c->p->hooks.exec_fail_code ? "execvp" : "executing",
@@ -96,11 +105,11 @@ static void init_harden(void)
 
 /* Forward a signal unless the command already got it from the terminal
  * (same session, kernel-generated). */
-static void forward(struct ns_child *c, pid_t cmd, const siginfo_t *si)
+static void forward(struct ns_child *c, pid_t cmd, int sig, int code)
 {
-	if (!c->p->new_session && si->si_code == SI_KERNEL)
+	if (!c->p->new_session && code == SI_KERNEL)
 		return;
-	kill(cmd, si->si_signo);
+	kill(cmd, sig);
 }
 
 /* Reaps everything; returns true once the command itself was reaped. */
@@ -118,11 +127,56 @@ static bool reap(pid_t cmd, int *status)
 	return done;
 }
 
+/* A socket in the sandbox's network namespace for the supervisor's relay.
+ * Only the two socket types are served, only AF_INET: the supervisor
+ * connects it to 127.0.0.1 itself. */
+static void serve_socket_request(int sync_fd)
+{
+	struct ns_msg m;
+	int fd = -1, type;
+
+	if (ns_msg_recv(sync_fd, &m) <= 0 || m.type != NS_MSG_SOCKET_REQ)
+		return;
+	type = m.status == SOCK_DGRAM ? SOCK_DGRAM : SOCK_STREAM;
+	fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ns_msg_send_fd(sync_fd, NS_MSG_SOCKET, fd < 0 ? errno : 0, m.errnum, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Waits for the command, serving signals and socket requests. */
+static int init_loop(struct ns_child *c, pid_t cmd, const sigset_t *set)
+{
+	struct signalfd_siginfo si;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC);
+	int status = 0;
+
+	if (sfd < 0)
+		return -1;
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = sfd, .events = POLLIN},
+			{.fd = c->serve_sockets ? c->sync_fd : -1, .events = POLLIN},
+		};
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[1].revents & POLLIN)
+			serve_socket_request(c->sync_fd);
+		if (!(pfd[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo != SIGCHLD) {
+			forward(c, cmd, (int)si.ssi_signo, si.ssi_code);
+			continue;
+		}
+		if (reap(cmd, &status))
+			return status;
+	}
+}
+
 _Noreturn void ns_init_run(struct ns_child *c)
 {
 	sigset_t set;
-	siginfo_t si;
-	int status = 0;
+	int status;
 	pid_t cmd;
 
 	/* --as-pid-1: no reaper, the command itself is pid 1. */
@@ -139,7 +193,11 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * signals reach them exactly once (see forward()). */
 	if (c->p->new_session)
 		setsid();
-	cmd = fork();
+	/* vfork: the command only runs its last steps and execs, so copying
+	 * init's page tables is wasted work. init is suspended meanwhile; the
+	 * command never returns from cmd_exec (it execs or _exits), and it
+	 * has its own fd table, fs state, credentials and seccomp filter. */
+	cmd = vfork();
 	if (cmd < 0) {
 		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, errno, 0, "init", "starting the command");
 		_exit(125);
@@ -148,17 +206,26 @@ _Noreturn void ns_init_run(struct ns_child *c)
 		cmd_exec(c);
 
 	/* ===== init: pid 1, no exec from here on ===== */
+	ns_trace(c->trace, "init", "fork");
+	/* Keep only stdio and the sync socket: mount trees and other setup
+	 * fds must not outlive setup in a process the command shares a
+	 * namespace with. */
+	ns_hooks_close_fds_except(c->sync_fd, c->lock_fd);
 	init_harden();
-	for (;;) {
-		if (sigwaitinfo(&set, &si) < 0)
+	status = init_loop(c, cmd, &set);
+	while (status < 0) {
+		/* No signalfd: the command still runs; wait for it plainly. */
+		int sig = 0;
+		if (sigwait(&set, &sig) != 0)
 			continue;
-		if (si.si_signo != SIGCHLD) {
-			forward(c, cmd, &si);
-			continue;
-		}
-		if (reap(cmd, &status))
+		if (sig != SIGCHLD)
+			kill(cmd, sig);
+		else if (reap(cmd, &status))
 			break;
+		else
+			status = -1;
 	}
+	ns_trace(c->trace, "init", "command reaped");
 	ns_msg_send(c->sync_fd, NS_MSG_EXIT, 0, status, "exit", "");
 	/* Exiting kills everything left in the pid namespace. */
 	_exit(cl_exit_code_of_status(status) & 0xff);

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,7 +24,9 @@
 #include "cgroups/cgroup.h"
 #include "ns/child.h"
 #include "ns/hooks.h"
+#include "ns/relay.h"
 #include "ns/sync.h"
+#include "ns/trace.h"
 #include "seccomp/seccomp.h"
 #include "src/cleanup.h"
 #include "src/executor.h"
@@ -39,6 +41,8 @@ struct supervision {
 	int sig_fd;
 	int timer_fd;
 	struct cg_handle *cg;
+	struct ns_relay *relay;
+	int epfd;
 	bool got_exit, timed_out, setup_failed, exec_failed;
 	int cmd_status;
 	cl_error child_err;     /* setup or exec failure reported by the child */
@@ -75,9 +79,15 @@ static pid_t do_clone(int flags, int cgroup_fd, int *pidfd)
 	return (pid_t)pid;
 }
 
-static void handle_msg(struct supervision *s, const struct ns_msg *m)
+static void handle_msg(struct supervision *s, const struct ns_msg *m, int fd)
 {
 	switch (m->type) {
+	case NS_MSG_SOCKET:
+		ns_relay_on_socket(s->relay, m->status, fd, m->errnum);
+		return;
+	case NS_MSG_LISTENER:
+		ns_relay_on_listener(s->relay, m->status, fd);
+		return;
 	case NS_MSG_SETUP_ERROR:
 		s->setup_failed = true;
 		s->child_err.errnum = m->errnum;
@@ -95,17 +105,23 @@ static void handle_msg(struct supervision *s, const struct ns_msg *m)
 	default:
 		break;   /* unexpected from the child side: ignored */
 	}
+	if (fd >= 0)
+		close(fd);
 }
 
+/* The parent's end is non-blocking: read until the queue is empty. */
 static void drain_sync(struct supervision *s)
 {
 	struct ns_msg m;
+	int fd, rc;
 
-	while (s->sync_fd >= 0) {
-		ssize_t n = recv(s->sync_fd, &m, sizeof(m), MSG_DONTWAIT | MSG_PEEK);
-		if (n <= 0 || ns_msg_recv(s->sync_fd, &m) <= 0)
-			break;
-		handle_msg(s, &m);
+	while (s->sync_fd >= 0 && (rc = ns_msg_recv_fd(s->sync_fd, &m, &fd)) != -EAGAIN) {
+		if (rc <= 0) {
+			if (rc == 0 || rc != -EPROTO)
+				break;
+			continue;
+		}
+		handle_msg(s, &m, fd);
 	}
 }
 
@@ -133,31 +149,54 @@ static void on_timeout(struct supervision *s)
 	kill(s->pid, SIGKILL);
 }
 
-/* Waits until init has exited, serving signals, the timer and messages. */
+static int watch(int epfd, struct ns_ev *ev, enum ns_ev_kind kind, int fd)
+{
+	struct epoll_event e = {.events = EPOLLIN, .data.ptr = ev};
+
+	ev->kind = kind;
+	ev->fd = fd;
+	if (fd < 0)
+		return 0;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) < 0 ? -errno : 0;
+}
+
+/* Waits until init has exited, serving signals, the timer, messages from
+ * the sandbox and the relays. */
 static void supervise(struct supervision *s)
 {
-	for (;;) {
-		struct pollfd pfd[4] = {
-			{.fd = s->pidfd, .events = POLLIN},
-			{.fd = s->sync_fd, .events = POLLIN},
-			{.fd = s->sig_fd, .events = POLLIN},
-			{.fd = s->timer_fd, .events = POLLIN},
-		};
-		if (poll(pfd, 4, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
+	struct ns_ev ev_pid, ev_sync, ev_sig, ev_timer;
+	struct epoll_event evs[64];
+	bool done = false;
+
+	/* The sync socket is watched only when relays need init mid-run;
+	 * otherwise its messages (errors, the exit status) are read once the
+	 * pidfd fires, which saves a wake-up per launch. */
+	if (watch(s->epfd, &ev_pid, NS_EV_PIDFD, s->pidfd) < 0 ||
+	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay ? s->sync_fd : -1) < 0 ||
+	    watch(s->epfd, &ev_sig, NS_EV_SIGNAL, s->sig_fd) < 0 ||
+	    watch(s->epfd, &ev_timer, NS_EV_TIMER, s->timer_fd) < 0) {
+		kill(s->pid, SIGKILL);   /* cannot supervise: do not leave it running */
+		return;
+	}
+	while (!done) {
+		int n = epoll_wait(s->epfd, evs, 64, -1);
+		for (int i = 0; i < n; i++) {
+			struct ns_ev *ev = evs[i].data.ptr;
+			switch (ev->kind) {
+			case NS_EV_PIDFD: done = true; break;
+			case NS_EV_SYNC:
+				drain_sync(s);
+				if ((evs[i].events & (EPOLLHUP | EPOLLERR)) && s->sync_fd >= 0) {
+					/* every sandbox holder closed it */
+					epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sync_fd, NULL);
+				}
+				break;
+			case NS_EV_SIGNAL: on_signal(s); break;
+			case NS_EV_TIMER: on_timeout(s); break;
+			default: ns_relay_event(s->relay, ev, evs[i].events); break;
+			}
 		}
-		if (pfd[1].revents & POLLIN)
-			drain_sync(s);
-		else if (pfd[1].revents & (POLLHUP | POLLERR))
-			s->sync_fd = -1;   /* every sandbox holder closed it */
-		if (pfd[2].revents & POLLIN)
-			on_signal(s);
-		if (pfd[3].revents & POLLIN)
-			on_timeout(s);
-		if (pfd[0].revents & POLLIN)
-			break;
+		ns_relay_end_batch(s->relay);
 	}
 	drain_sync(s);
 }
@@ -247,7 +286,11 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cl_fail_errno(err, "creating the sync socket");
 	c->sync_fd = sv[1];
+	c->serve_sockets = p->n_ports > 0;
 	c->wait_go = s->cg && cg_clone_fd(s->cg) < 0;
+	/* CLONE_INTO_CGROUP roots the new cgroup ns at the sandbox cgroup; a
+	 * child attached after clone must make its own ns once placed. */
+	c->cgns_unshare = c->wait_go && (p->ns_flags & CLONE_NEWCGROUP);
 	s->pid = do_clone(p->ns_flags, s->cg ? cg_clone_fd(s->cg) : -1, &s->pidfd);
 	if (s->pid == 0) {
 		/* ===== child: new namespaces, caller's uid until mapped ===== */
@@ -257,8 +300,15 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	/* ===== parent: caller's privileges ===== */
 	close(sv[1]);
 	s->sync_fd = sv[0];
-	if (s->pid < 0)
-		return cl_fail_errno(err, "creating the sandbox namespaces (clone3)");
+	fcntl(s->sync_fd, F_SETFL, O_NONBLOCK);
+	ns_relay_set_sync(s->relay, s->sync_fd);
+	if (s->pid < 0) {
+		/* EPERM/ENOSPC/EUSERS: the host forbids or caps user namespaces. */
+		if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
+			return cl_fail_errno(err, "creating the sandbox namespaces (run `cloister check` "
+			                     "to see what this host forbids and how to allow it)");
+		return cl_fail_errno(err, "creating the sandbox namespaces");
+	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");
 	if (c->wait_go) {
@@ -289,6 +339,14 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 		if (s->timer_fd < 0)
 			return s->timer_fd;
 	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return cl_fail_errno(err, "creating the supervisor's epoll");
+	/* Host listeners exist before the sandbox: a busy port fails here,
+	 * with nothing started. */
+	rc = ns_relay_open(p, s->epfd, &s->relay, err);
+	if (rc < 0)
+		return rc;
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
@@ -297,8 +355,11 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 
 static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
 {
+	ns_relay_close(s->relay);
 	cg_destroy(s->cg);
 	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	if (s->pidfd >= 0)
 		close(s->pidfd);
 	if (s->sync_fd >= 0)
@@ -316,17 +377,22 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 {
 	struct sc_program prog = {0};
 	struct supervision s = {.pid = -1, .pidfd = -1, .sync_fd = -1, .sig_fd = -1,
-	                        .timer_fd = -1};
+	                        .timer_fd = -1, .epfd = -1};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
-	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1};
+	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
+	                     .lock_fd = -1};
 	struct rusage ru = {0};
 	double t0 = now_ms();
 	int rc, init_status = 0;
 
+	c.trace = ns_trace_enabled();
+	ns_trace(c.trace, "parent", "start");
 	sigprocmask(SIG_SETMASK, NULL, &c.orig_mask);
 	rc = prepare(p, &s, &c, &prog, err);
+	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
 		rc = launch(p, &s, &c, err);
+	ns_trace(c.trace, "parent", "clone");
 	if (rc == 0)
 		rc = ns_hooks_started(p, s.pid, err);
 	if (s.pid > 0) {
@@ -334,8 +400,10 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 			kill(s.pid, SIGKILL);
 		else
 			supervise(&s);
+		ns_trace(c.trace, "parent", "supervise");
 		while (wait4(s.pid, &init_status, 0, &ru) < 0 && errno == EINTR)
 			;
+		ns_trace(c.trace, "parent", "reap");
 	}
 	if (rc == 0 && s.setup_failed) {
 		*err = s.child_err;
@@ -349,6 +417,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 			cl_error_print(&s.child_err);
 	}
 	release(&s, &c, &prog);
+	ns_trace(c.trace, "parent", "release");
 	return rc;
 }
 

@@ -197,26 +197,38 @@ static int do_tmpfs(struct mount_ctx *c, const struct cl_mount *m, int destfd, c
 	return attach(mfd, destfd, "", m->dest, err);
 }
 
-static int mask_entry(struct mount_ctx *c, int procfd, const char *name, bool dir, cl_error *err)
+/* The first mask of each kind is a new mount (the captured /dev/null, or an
+ * empty read-only tmpfs); later ones clone that first one once attached: one
+ * superblock for all directory masks, and cloning an attached mount works
+ * even on kernels that cannot clone a detached tree. */
+static int mask_entry(struct mount_ctx *c, int procfd, const char *name, bool dir,
+                      const char **first, cl_error *err)
 {
 	cl_autoclose int t = -1;
 	struct stat st;
+	int rc;
 
 	if (fstatat(procfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;   /* absent on this kernel: nothing to hide */
-	if (dir) {
+	if (*first) {
+		t = open_tree(procfd, *first, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (t < 0)
+			return cl_fail_errno(err, "masking /proc/%s", name);
+	} else if (dir) {
 		t = new_fs("tmpfs", "0555", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		           MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, name, err);
 		if (t < 0)
 			return t;
 	} else if (c->devnull >= 0) {
-		t = open_tree(c->devnull, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (t < 0)
-			return cl_fail_errno(err, "masking /proc/%s", name);
+		t = c->devnull;   /* attached below; the fd is ours to close */
+		c->devnull = -1;
 	} else {
 		return cl_fail(err, ENOENT, "masking /proc/%s: no /dev/null to mask with", name);
 	}
-	return attach(t, procfd, name, name, err);
+	rc = attach(t, procfd, name, name, err);
+	if (rc == 0)
+		*first = name;
+	return rc;
 }
 
 static int readonly_entry(int procfd, const char *name, cl_error *err)
@@ -236,6 +248,7 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 {
 	cl_autoclose int mfd = -1;
 	cl_autoclose int procfd = -1;
+	const char *first_file = NULL, *first_dir = NULL;
 	int rc;
 
 	mfd = new_fs("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
@@ -254,10 +267,10 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 	if (procfd < 0)
 		return cl_fail(err, -procfd, "opening %s", m->dest);
 	for (size_t i = 0; i < sizeof(proc_mask_files) / sizeof(*proc_mask_files); i++)
-		if ((rc = mask_entry(c, procfd, proc_mask_files[i], false, err)) < 0)
+		if ((rc = mask_entry(c, procfd, proc_mask_files[i], false, &first_file, err)) < 0)
 			return rc;
 	for (size_t i = 0; i < sizeof(proc_mask_dirs) / sizeof(*proc_mask_dirs); i++)
-		if ((rc = mask_entry(c, procfd, proc_mask_dirs[i], true, err)) < 0)
+		if ((rc = mask_entry(c, procfd, proc_mask_dirs[i], true, &first_dir, err)) < 0)
 			return rc;
 	for (size_t i = 0; i < sizeof(proc_ro) / sizeof(*proc_ro); i++)
 		if ((rc = readonly_entry(procfd, proc_ro[i], err)) < 0)
@@ -299,7 +312,10 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 	cl_autoclose int devfd = -1;
 	int rc;
 
-	mfd = new_fs("tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, m->dest, err);
+	/* nodev on the tmpfs itself: the device nodes are bind mounts of
+	 * their own, checked against their own flags. */
+	mfd = new_fs("tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	             m->dest, err);
 	if (mfd < 0)
 		return mfd;
 	/* Populate while detached and private to us: a fresh tmpfs holds no
@@ -322,8 +338,11 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 			rc = attach(c->dev[i], devfd, dev_nodes[i], dev_nodes[i], err);
 	if (rc == 0)
 		rc = dev_subfs(devfd, "pts", "devpts", "0620", err);
-	if (rc == 0)
-		rc = dev_subfs(devfd, "shm", "tmpfs", "1777", err);
+	/* /dev/shm is a sticky directory on the /dev tmpfs (as bwrap does):
+	 * one superblock less per launch. fchmodat: mkdir's mode is umasked. */
+	if (rc == 0 && ((mkdirat(devfd, "shm", 0700) < 0 && errno != EEXIST) ||
+	                fchmodat(devfd, "shm", 01777, 0) < 0))
+		rc = cl_fail_errno(err, "creating /dev/shm");
 	if (rc == 0)
 		rc = dev_symlinks(devfd, err);
 	return rc;

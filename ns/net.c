@@ -4,7 +4,10 @@
 #include "ns/net.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <libmnl/libmnl.h>
+#include <netinet/in.h>
+#include <unistd.h>
 #include <linux/if.h>
 #include <linux/rtnetlink.h>
 #include <string.h>
@@ -64,4 +67,22 @@ int ns_net_loopback_up(cl_error *err)
 	if (rc < 0)
 		return cl_fail(err, -rc, "bringing up lo");
 	return 0;
+}
+
+int ns_net_listen_loopback(uint16_t port, cl_error *err)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return cl_fail_errno(err, "creating the listener for port %u", port);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 512) < 0) {
+		int rc = cl_fail_errno(err, "listening on 127.0.0.1:%u inside the sandbox", port);
+		close(fd);
+		return rc;
+	}
+	return fd;
 }

@@ -14,6 +14,12 @@ enum ns_msg_type {
 	NS_MSG_EXIT,             /* command's wait status (init is about to exit) */
 	NS_MSG_GO,               /* parent -> child: cgroup placement done */
 	NS_MSG_READY,            /* child -> parent: setup done, about to exec */
+	NS_MSG_SOCKET_REQ,       /* parent -> init: a socket in the sandbox netns
+	                          * (status = SOCK_STREAM/SOCK_DGRAM, errnum = id) */
+	NS_MSG_SOCKET,           /* init -> parent: that socket (fd attached),
+	                          * status = id, errnum = error if none */
+	NS_MSG_LISTENER,         /* child -> parent: forward-out listener (fd
+	                          * attached), status = forward index */
 };
 
 struct ns_msg {
@@ -27,8 +33,13 @@ struct ns_msg {
 /* Both are async-signal-safe (used between fork and exec). */
 int ns_msg_send(int fd, uint32_t type, int errnum, int status, const char *step,
                 const char *text);
+/* Sends a message with fd attached (SCM_RIGHTS); fd < 0 sends none. */
+int ns_msg_send_fd(int fd, uint32_t type, int errnum, int status, int passfd);
 /* Receives one message; the child side is less trusted, so every field is
  * bounds-checked and NUL-terminated. Returns 1, 0 on EOF, or -errno. */
 int ns_msg_recv(int fd, struct ns_msg *m);
+/* Like ns_msg_recv, also returning an attached fd in *passfd (or -1). Any
+ * extra fds are closed. */
+int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd);
 
 #endif

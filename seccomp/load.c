@@ -18,7 +18,7 @@ int sc_load(const struct sc_program *prog)
 	fp.len = prog->len;
 	fp.filter = prog->filter;
 	/* TSYNC is unnecessary: the command is single-threaded here. */
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, prog->flags, &fp) < 0)
 		return -errno;
 	return 0;
 }
@@ -28,4 +28,5 @@ void sc_program_free(struct sc_program *prog)
 	free(prog->filter);
 	prog->filter = NULL;
 	prog->len = 0;
+	prog->flags = 0;
 }

@@ -1,14 +1,273 @@
-/* Parent side of seccomp (placeholder until the profile compiler lands):
- * unconfined only. */
+/* Parent side of seccomp: turn --seccomp/--seccomp-bpf into a raw cBPF
+ * program, from the cache when possible, else compiled and cached. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
+#include "seccomp/cache.h"
+#include "seccomp/profile.h"
 #include "seccomp/seccomp.h"
+#include "seccomp/sha256.h"
+
+#define MAX_PROFILE (4U << 20)
+#define MAX_INSNS 4096U
+
+static bool debug(void)
+{
+	const char *d = getenv("CLOISTER_DEBUG");
+	return d && strstr(d, "seccomp");
+}
+
+/* Reads a whole file of at most max bytes. Pipes work too (--seccomp-bpf
+ * /dev/fd/N, as bwrap users pass programs), so read until EOF. */
+static int read_file(const char *path, const char *what, char **data, size_t *len,
+                     size_t max, cl_error *err)
+{
+	struct stat st;
+	size_t n = 0, cap;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return cl_fail_errno(err, "opening %s %s", what, path);
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
+		close(fd);
+		return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what, path, max);
+	}
+	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+	buf = malloc(cap + 1);
+	while (buf) {
+		ssize_t r;
+		if (n == cap) {
+			char *nb = cap > max ? NULL : realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			e = r < 0 ? errno : 0;
+			close(fd);
+			if (e) {
+				free(buf);
+				return cl_fail(err, e, "reading %s %s", what, path);
+			}
+			if (n > max) {
+				free(buf);
+				return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what,
+				               path, max);
+			}
+			buf[n] = 0;
+			*data = buf;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	if (buf && n > max) {
+		free(buf);
+		return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what, path, max);
+	}
+	free(buf);
+	return cl_fail(err, ENOMEM, "reading %s %s", what, path);
+}
+
+int sc_bpf_read(const char *path, struct sc_program *out, cl_error *err)
+{
+	char *data;
+	size_t len;
+	int rc = read_file(path, "seccomp BPF file", &data, &len, MAX_INSNS * 8, err);
+
+	if (rc < 0)
+		return rc;
+	if (len == 0 || len % sizeof(struct sock_filter)) {
+		free(data);
+		return cl_fail(err, 0, "seccomp BPF file %s: %zu bytes is not a whole number of "
+		               "8-byte instructions (expected raw cBPF, as bwrap --seccomp takes)",
+		               path, len);
+	}
+	out->filter = (struct sock_filter *)data;
+	out->len = (unsigned short)(len / sizeof(struct sock_filter));
+	out->flags = 0;
+	return 0;
+}
+
+int sc_profile_load(const char *spec, const struct sc_context *ctx, struct sc_profile *out,
+                    cl_error *err)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (strcmp(spec, "default") == 0)
+		return sc_profile_default(ctx, out, err);
+	rc = read_file(spec, "seccomp profile", &text, &len, MAX_PROFILE, err);
+	if (rc < 0)
+		return rc;
+	rc = sc_profile_from_json(text, len, spec, ctx, out, err);
+	free(text);
+	return rc;
+}
+
+/* Everything that shapes the compiled program goes into the key. */
+static void cache_key(const char *kind, const void *data, size_t len,
+                      const struct sc_context *ctx, uint8_t key[32])
+{
+	const struct scmp_version *v = seccomp_version();
+	struct sc_sha256 s;
+	struct utsname u = {0};
+	uint32_t native = seccomp_arch_native();
+	uint8_t nested = ctx->allow_nested;
+
+	uname(&u);
+	sc_sha256_init(&s);
+	sc_sha256_update(&s, "cloister-seccomp-1", 19);
+	sc_sha256_update(&s, kind, strlen(kind) + 1);
+	sc_sha256_update(&s, data, len);
+	sc_sha256_update(&s, v, sizeof(*v));
+	sc_sha256_update(&s, &native, sizeof(native));
+	sc_sha256_update(&s, &nested, 1);
+	sc_sha256_update(&s, &ctx->caps, sizeof(ctx->caps));
+	/* minKernel entries depend on the running kernel. */
+	sc_sha256_update(&s, u.release, strlen(u.release) + 1);
+	sc_sha256_final(&s, key);
+}
+
+/* The default profile is keyed by its resolved rules, so any change to the
+ * table changes the key even if nobody bumps SC_DEFAULT_VERSION. */
+static void default_key(const struct sc_profile *p, const struct sc_context *ctx,
+                        uint8_t key[32])
+{
+	struct sc_sha256 s;
+	uint8_t h[32];
+
+	sc_sha256_init(&s);
+	sc_sha256_update(&s, SC_DEFAULT_VERSION, sizeof(SC_DEFAULT_VERSION));
+	sc_sha256_update(&s, &p->default_action, sizeof(p->default_action));
+	sc_sha256_update(&s, &p->badarch_action, sizeof(p->badarch_action));
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct sc_rule *r = &p->rules[i];
+		sc_sha256_update(&s, r->name, strlen(r->name) + 1);
+		sc_sha256_update(&s, &r->action, sizeof(r->action));
+		for (unsigned c = 0; c < r->n_conds; c++) {
+			uint64_t w[4] = {r->conds[c].arg, (uint64_t)r->conds[c].op, r->conds[c].v,
+			                 r->conds[c].v2};
+			sc_sha256_update(&s, w, sizeof(w));
+		}
+	}
+	sc_sha256_final(&s, h);
+	cache_key("default", h, sizeof(h), ctx, key);
+}
+
+static unsigned kernel_flags(unsigned f)
+{
+	return (f & SC_FLAG_LOG ? SECCOMP_FILTER_FLAG_LOG : 0) |
+	       (f & SC_FLAG_SPEC_ALLOW ? SECCOMP_FILTER_FLAG_SPEC_ALLOW : 0) |
+	       (f & SC_FLAG_TSYNC ? SECCOMP_FILTER_FLAG_TSYNC : 0);
+}
+
+static void warn_unknown(const char *spec, const char *names)
+{
+	const struct scmp_version *v = seccomp_version();
+
+	if (names && *names)
+		fprintf(stderr, "cloister: warning: %s: skipping syscalls unknown to libseccomp "
+		        "%u.%u.%u: %s\n", spec, v->major, v->minor, v->micro, names);
+}
+
+static int to_program(struct sc_cached *c, struct sc_program *out)
+{
+	out->filter = c->filter;
+	out->len = (unsigned short)c->len;
+	out->flags = c->flags;
+	c->filter = NULL;
+	return 0;
+}
+
+int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *out,
+             cl_error *err)
+{
+	struct sc_profile prof = {0};
+	struct sc_cached c = {0};
+	uint8_t key[32];
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	if (strcmp(spec, "default") == 0) {
+		rc = sc_profile_default_raw(ctx, &prof, err);
+		if (rc < 0)
+			return rc;
+		default_key(&prof, ctx, key);
+	} else {
+		rc = read_file(spec, "seccomp profile", &text, &len, MAX_PROFILE, err);
+		if (rc < 0)
+			return rc;
+		cache_key("json", text, len, ctx, key);
+	}
+	rc = sc_cache_get(key, &c);
+	if (debug())
+		fprintf(stderr, "cloister: debug: seccomp cache %s\n",
+		        rc == 0 ? "hit" : rc == -EBADMSG ? "corrupt, rebuilding" : "miss");
+	if (rc == 0) {
+		warn_unknown(spec, c.warning);
+		free(c.warning);
+		free(text);
+		sc_profile_free(&prof);
+		return to_program(&c, out);
+	}
+	if (text) {
+		rc = sc_profile_from_json(text, len, spec, ctx, &prof, err);
+		free(text);
+		if (rc < 0)
+			return rc;
+	}
+	rc = sc_compile(&prof, &c.filter, &c.len, err);
+	if (rc == 0 && !text && strcmp(spec, "default") == 0)
+		rc = sc_profile_default_check(c.filter, c.len, ctx, err);
+	if (rc == 0) {
+		c.flags = kernel_flags(prof.flags);
+		c.warning = prof.unknown;
+		warn_unknown(spec, c.warning);
+		sc_cache_put(key, &c);
+		c.warning = NULL;
+		to_program(&c, out);
+	}
+	sc_profile_free(&prof);
+	if (rc < 0)
+		free(c.filter);
+	return rc < 0 ? cl_wrap(err, "compiling seccomp profile %s", spec) : 0;
+}
 
 int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err)
 {
+	struct sc_context ctx = {.caps = p->caps_keep, .allow_nested = p->allow_nested};
+
 	out->filter = NULL;
 	out->len = 0;
-	if (p->seccomp == CL_SC_UNCONFINED)
+	out->flags = 0;
+	switch (p->seccomp) {
+	case CL_SC_UNCONFINED:
 		return 0;
-	return cl_fail(err, 0, "seccomp profiles are not built yet; pass --seccomp unconfined");
+	case CL_SC_BPF:
+		return sc_bpf_read(p->seccomp_path, out, err);
+	case CL_SC_DEFAULT:
+		return sc_build("default", &ctx, out, err);
+	case CL_SC_PROFILE:
+		return sc_build(p->seccomp_path, &ctx, out, err);
+	}
+	return cl_fail(err, 0, "unknown seccomp mode");
 }

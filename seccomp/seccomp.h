@@ -11,6 +11,7 @@
 struct sc_program {
 	struct sock_filter *filter;  /* NULL/len 0 = no filter (unconfined) */
 	unsigned short len;
+	unsigned flags;              /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
 };
 
 /* Parent side, before clone: resolve p->seccomp into a program. */

@@ -143,13 +143,26 @@ static void probe_landlock(struct probe_result *r)
 		snprintf(r->hint, sizeof(r->hint), "boot with lsm=...,landlock (not required by cloister)");
 }
 
+static int write_map(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n < 0 ? -1 : 0;
+}
+
 static int try_overlay(void)
 {
 	char base[] = "/tmp/cloister-check-XXXXXX", line[64], opts[512];
 	static const char *const sub[] = {"l", "u", "w/work", "w"};
 	char path[4][64];
 	uid_t uid = getuid();
-	int fd, rc, e;
+	gid_t gid = getgid();
+	int rc, e;
 
 	if (!mkdtemp(base))
 		return -1;
@@ -159,12 +172,15 @@ static int try_overlay(void)
 	mkdir(path[1], 0700);
 	mkdir(path[3], 0700);
 	rc = unshare(CLONE_NEWUSER | CLONE_NEWNS);
-	fd = rc == 0 ? open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC) : -1;
+	if (rc == 0)
+		rc = write_map("/proc/self/setgroups", "deny");
 	snprintf(line, sizeof(line), "0 %u 1", (unsigned)uid);
-	if (fd < 0 || write(fd, line, strlen(line)) < 0)
-		rc = -1;
-	if (fd >= 0)
-		close(fd);
+	if (rc == 0)
+		rc = write_map("/proc/self/uid_map", line);
+	/* Without a gid mapping, overlay cannot create its work directory. */
+	snprintf(line, sizeof(line), "0 %u 1", (unsigned)gid);
+	if (rc == 0)
+		rc = write_map("/proc/self/gid_map", line);
 	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s,workdir=%s", path[0], path[1], path[3]);
 	if (rc == 0)
 		rc = mount("overlay", base, "overlay", 0, opts);

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroups/cgroup.h"
+#include "seccomp/cli.h"
 #include "src/check.h"
 #include "src/cli.h"
 #include "src/cli_bwrap.h"
@@ -24,6 +26,8 @@ static void usage(FILE *f)
 	      "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox\n"
 	      "  bwrap [BWRAP-OPTIONS] [--] COMMAND     bubblewrap's command line (also as argv[0] bwrap)\n"
 	      "  check [--json]                        what this host allows, and why not\n"
+	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
+	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
 }
@@ -109,8 +113,12 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "bwrap") == 0)
 		return cl_bwrap_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "seccomp") == 0)
+		return sc_cli_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cl_check_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "gc") == 0)
+		return cg_gc_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cloister %s\n", CL_VERSION);
 		return 0;

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "src/policy.h"
+
 static bool all_digits(const char *s, size_t n)
 {
 	if (n == 0)
@@ -167,4 +169,77 @@ int cl_exit_code_of_status(int wstatus)
 int cl_exit_code_of_exec_errno(int errnum)
 {
 	return (errnum == ENOENT || errnum == ENOTDIR) ? 127 : 126;
+}
+
+/* Splits off the last ":"-separated field (the port); the rest is returned
+ * in head with [v6] brackets removed. */
+static int split_host_port(const char *s, char *head, size_t hlen, uint16_t *port)
+{
+	const char *colon = strrchr(s, ':');
+	size_t n;
+
+	if (!colon || cl_parse_port(colon + 1, port) < 0)
+		return -EINVAL;
+	n = (size_t)(colon - s);
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n == 0 || n >= hlen || memchr(s, '[', n) || memchr(s, ']', n))
+		return -EINVAL;
+	memcpy(head, s, n);
+	head[n] = '\0';
+	return 0;
+}
+
+int cl_parse_publish(const char *s, struct cl_port *out)
+{
+	char buf[128], host[64];
+	const char *slash;
+	char *colon;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	slash = strrchr(s, '/');
+	n = slash ? (size_t)(slash - s) : strlen(s);
+	if (slash && strcmp(slash, "/udp") == 0)
+		out->udp = true;
+	else if (slash && strcmp(slash, "/tcp") != 0)
+		return -EINVAL;
+	if (n == 0 || n >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	colon = strrchr(buf, ':');
+	if (!colon || cl_parse_port(colon + 1, &out->sandbox_port) < 0)
+		return -EINVAL;
+	*colon = '\0';
+	if (!strchr(buf, ':') || (buf[0] == '[' && buf[strlen(buf) - 1] == ']' && !strstr(buf, "]:"))) {
+		/* "HOST_PORT" alone: default host address. */
+		if (cl_parse_port(buf, &out->host_port) < 0)
+			return -EINVAL;
+		snprintf(out->host_ip, sizeof(out->host_ip), "127.0.0.1");
+		return 0;
+	}
+	if (split_host_port(buf, host, sizeof(host), &out->host_port) < 0)
+		return -EINVAL;
+	snprintf(out->host_ip, sizeof(out->host_ip), "%s", host);
+	return 0;
+}
+
+int cl_parse_forward(const char *s, struct cl_forward *out)
+{
+	const char *colon = strchr(s, ':');
+	char port[8];
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	n = colon ? (size_t)(colon - s) : 0;
+	if (n == 0 || n >= sizeof(port))
+		return -EINVAL;
+	memcpy(port, s, n);
+	port[n] = '\0';
+	if (cl_parse_port(port, &out->sandbox_port) < 0)
+		return -EINVAL;
+	return split_host_port(colon + 1, out->host, sizeof(out->host), &out->host_port);
 }

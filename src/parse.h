@@ -17,6 +17,12 @@ int cl_parse_cpus(const char *s, uint64_t *quota_us, uint64_t *period_us);
 int cl_parse_seconds(const char *s, uint64_t *ms);
 /* TCP/UDP port 1..65535. */
 int cl_parse_port(const char *s, uint16_t *out);
+struct cl_port;
+struct cl_forward;
+/* "[HOST_IP:]HOST_PORT:SANDBOX_PORT[/tcp|/udp]"; HOST_IP may be [v6]. */
+int cl_parse_publish(const char *s, struct cl_port *out);
+/* "SANDBOX_PORT:HOST:HOST_PORT"; HOST may be [v6]. */
+int cl_parse_forward(const char *s, struct cl_forward *out);
 /* Writes "inside outside 1\n" into buf; returns length or -1 if too small. */
 int cl_format_idmap(char *buf, size_t len, unsigned inside, unsigned outside);
 /* Wait status -> the exit code cloister returns (code, or 128+signal). */

@@ -207,6 +207,13 @@ int cl_policy_validate(const struct cl_policy *p, cl_error *err)
 		if (rc < 0)
 			return rc;
 	}
+	if ((p->n_ports || p->n_forwards) && !(p->ns_flags & CLONE_NEWNET))
+		return cl_fail(err, 0, "--publish and --forward-out need the sandbox's own network (--network none)");
+	for (size_t i = 0; i < p->n_forwards; i++)
+		for (size_t j = 0; j < i; j++)
+			if (p->forwards[i].sandbox_port == p->forwards[j].sandbox_port)
+				return cl_fail(err, 0, "--forward-out: sandbox port %u is used twice",
+				               p->forwards[i].sandbox_port);
 	if (p->limits.memory_swap > 0 && p->limits.memory &&
 	    (uint64_t)p->limits.memory_swap < p->limits.memory)
 		return cl_fail(err, 0, "--memory-swap must be at least --memory (it includes memory)");

@@ -83,6 +83,29 @@ static json_t *limits_json(const struct cl_limits *l)
 	return o;
 }
 
+static json_t *ports_json(const struct cl_policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->n_ports; i++)
+		json_array_append_new(a, json_pack("{s:s, s:i, s:i, s:s}", "host_ip", p->ports[i].host_ip,
+		                                   "host_port", p->ports[i].host_port, "sandbox_port",
+		                                   p->ports[i].sandbox_port, "protocol",
+		                                   p->ports[i].udp ? "udp" : "tcp"));
+	return a;
+}
+
+static json_t *forwards_json(const struct cl_policy *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->n_forwards; i++)
+		json_array_append_new(a, json_pack("{s:i, s:s, s:i}", "sandbox_port",
+		                                   p->forwards[i].sandbox_port, "host", p->forwards[i].host,
+		                                   "host_port", p->forwards[i].host_port));
+	return a;
+}
+
 char *cl_policy_to_json(const struct cl_policy *p)
 {
 	static const char *const sc[] = {"default", "unconfined", "profile", "bpf"};
@@ -104,6 +127,8 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	json_object_set_new(o, "new_session", json_boolean(p->new_session));
 	json_object_set_new(o, "die_with_parent", json_boolean(p->die_with_parent));
 	json_object_set_new(o, "network", json_string(p->network == CL_NET_HOST ? "host" : "none"));
+	json_object_set_new(o, "publish", ports_json(p));
+	json_object_set_new(o, "forward_out", forwards_json(p));
 	json_object_set_new(o, "limits", limits_json(&p->limits));
 	json_object_set_new(o, "timeout_ms", p->timeout_ms ? json_integer((json_int_t)p->timeout_ms)
 	                                                  : json_null());

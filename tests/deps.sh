@@ -5,8 +5,8 @@
 set -u
 BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev"
 TEST="bubblewrap iproute2 procps python3 util-linux busybox-static"
-BENCH="hyperfine gnuplot-nox"
-VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod"
+BENCH="hyperfine gnuplot-nox strace linux-perf"
+VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"
 case " $* " in *" --bench "*) pkgs="$pkgs $BENCH" ;; esac
 case " $* " in *" --vm "*) pkgs="$pkgs $VM" ;; esac

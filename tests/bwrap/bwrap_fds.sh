@@ -78,7 +78,7 @@ t_lock_file_held() {
 	echo x >"$T_TMP/lockme"
 	local ino; ino=$(stat -c %i "$T_TMP/lockme")
 	both --unshare-pid "${SYS[@]}" --ro-bind "$T_TMP/lockme" /lockme --lock-file /lockme \
-		sh -c "grep -c ':$ino ' /proc/locks"
+		sh -c "sleep 0.3; grep -c ':$ino ' /proc/locks"
 }
 t_seccomp_fd() {
 	python3 "$MKBPF" 1 83 258 >"$T_TMP/p.bpf"

@@ -7,23 +7,22 @@
 #include <string.h>
 
 static int unit_failed;
-static const char *unit_file = __FILE__;
 
 #define CHECK(name, cond)                                                          \
 	do {                                                                       \
 		if (cond) {                                                        \
-			printf("PASS %s: %s\n", unit_base(), name);                \
+			printf("PASS %s: %s\n", unit_base(__FILE__), name);                \
 		} else {                                                           \
-			printf("FAIL %s: %s (%s:%d: %s)\n", unit_base(), name,     \
+			printf("FAIL %s: %s (%s:%d: %s)\n", unit_base(__FILE__), name,     \
 			       __FILE__, __LINE__, #cond);                         \
 			unit_failed = 1;                                           \
 		}                                                                  \
 	} while (0)
 
-static inline const char *unit_base(void)
+static inline const char *unit_base(const char *file)
 {
-	const char *s = strrchr(unit_file, '/');
-	return s ? s + 1 : unit_file;
+	const char *s = strrchr(file, '/');
+	return s ? s + 1 : file;
 }
 
 #define UNIT_MAIN_END return unit_failed ? 1 : 0

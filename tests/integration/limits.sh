@@ -1,0 +1,237 @@
+#!/bin/bash
+# Resource limits on this host (cgroup v1/hybrid): OOM reporting, pids, cpu,
+# peak memory, no leaked cgroup on any exit path, `cloister gc`. As root the
+# limits must work; as an unprivileged user they must fail with one clear
+# line and exit 125 (v1 cannot be delegated), never run unlimited.
+source "$(dirname "$0")/../lib.sh"
+
+RUN=(run --ro "$HELPERS:/h")
+
+# Sandbox cgroup dirs that belong to the cloister with pid $1.
+cg_dirs_of() {
+	local d
+	for d in /sys/fs/cgroup/*/cloister/"$1"-* /sys/fs/cgroup/cloister/"$1"-*; do
+		[ -d "$d" ] && echo "$d"
+	done
+}
+jget() {  # file key
+	python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print("null" if v is None else (str(v).lower() if isinstance(v,bool) else v))' "$1" "$2"
+}
+# Runs cloister in the background so its pid is known: sets PID, RC, OUT, ERR.
+clr_bg() {
+	"$CL" "$@" >out 2>err & PID=$!
+	wait $PID; RC=$?
+	OUT=$(cat out); ERR=$(cat err)
+}
+# The unprivileged branch: the limit fails loudly, names itself, says why
+# and what to do, and leaves no cgroup.
+assert_limit_refused() {  # flag
+	assert_eq 125 "$RC" "exit code"
+	assert_contains "$ERR" "$1" "error names the limit"
+	assert_contains "$ERR" "cannot create cgroup" "error says why"
+	assert_contains "$ERR" "run as root" "error says what to do"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c .)" "one line"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left"
+}
+
+t_oom_killed_reported() {
+	clr_bg "${RUN[@]}" --json-status st.json --memory 32m -- /h/cg_hog mem 200
+	if ! is_root; then assert_limit_refused --memory; return; fi
+	assert_eq 137 "$RC" "exit code"
+	assert_eq true "$(jget st.json oom_killed)" "oom_killed"
+	assert_eq 137 "$(jget st.json exit_code)" "status exit_code"
+	assert_eq 9 "$(jget st.json signal)" "signal"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left after OOM"
+}
+
+t_under_limit_survives() {
+	clr_bg "${RUN[@]}" --json-status st.json --memory 96m --memory-swap 96m -- /h/cg_hog mem 16
+	if ! is_root; then assert_limit_refused --memory; return; fi
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	assert_contains "$OUT" "touched 16 MB"
+	assert_eq false "$(jget st.json oom_killed)" "oom_killed"
+}
+
+t_peak_memory_reported() {
+	clr_bg "${RUN[@]}" --json-status st.json --memory 128m -- /h/cg_hog mem 40
+	if ! is_root; then assert_limit_refused --memory; return; fi
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	local peak; peak=$(jget st.json memory_peak_bytes)
+	[ "$peak" -ge $((40 << 20)) ] && [ "$peak" -le $((128 << 20)) ] ||
+		fail "memory_peak_bytes $peak not within 40 MiB..128 MiB"
+}
+
+t_pids_stops_fork_bomb() {
+	clr_bg "${RUN[@]}" --timeout 30 --pids 16 -- /h/cg_hog forks 500
+	if ! is_root; then assert_limit_refused --pids; return; fi
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	local ok failed
+	read -r _ ok _ failed <<<"$OUT"
+	[ "$ok" -lt 16 ] || fail "forked $ok processes despite --pids 16"
+	[ "$failed" -gt 400 ] || fail "only $failed forks failed"
+	# The host is unaffected: it still forks, and nothing of the bomb is left.
+	/bin/true || fail "host cannot fork"
+	assert_no_process "/h/cg_hog forks"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left"
+}
+
+t_cpus_half_bounds_busy_loop() {
+	clr_bg "${RUN[@]}" --json-status st.json --cpus 0.5 -- /h/cg_hog spin 2
+	if ! is_root; then assert_limit_refused --cpus; return; fi
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	python3 - st.json <<'PY' || fail "cpu usage out of band: $(cat st.json)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+cpu = s["user_ms"] + s["sys_ms"]
+# A wide band: at most 0.7 of wall (unlimited would be ~1.0), and some cpu
+# really was measured from the cgroup.
+sys.exit(0 if 100 < cpu <= 0.7 * s["wall_ms"] else 1)
+PY
+}
+
+t_no_limits_needs_no_cgroup() {
+	clr_bg "${RUN[@]}" --json-status st.json -- /bin/echo plain
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	assert_eq plain "$OUT"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup created without limit flags"
+	assert_eq false "$(jget st.json oom_killed)" "oom_killed"
+}
+
+t_cgroup_exists_while_running_then_removed() {
+	"$CL" "${RUN[@]}" --memory 64m --pids 64 -- /bin/sh -c 'sleep 2; : marker-exists' >out 2>err &
+	PID=$!
+	local seen="" i
+	# pids is created last: wait for it so both are seen.
+	for i in $(seq 50); do seen=$(cg_dirs_of $PID); [[ $seen == */pids/* ]] && break; sleep 0.1; done
+	wait $PID; RC=$?
+	if ! is_root; then ERR=$(cat err); assert_limit_refused --memory; return; fi
+	assert_eq 0 "$RC" "exit code ($(cat err))"
+	assert_contains "$seen" "/memory/cloister/$PID-" "memory cgroup while running"
+	assert_contains "$seen" "/pids/cloister/$PID-" "pids cgroup while running"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left after normal exit"
+}
+
+# A process in the sandbox cgroup but outside its pid namespace survives the
+# namespace teardown: only the cgroup cleanup (kill loop on v1) gets it.
+t_stray_in_cgroup_killed() {
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 1 >out 2>err &
+	PID=$!
+	local d="" i stray
+	for i in $(seq 50); do d=$(cg_dirs_of $PID | grep /memory/); [ -n "$d" ] && break; sleep 0.05; done
+	if ! is_root; then wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory; return; fi
+	sleep 300 >/dev/null 2>&1 & stray=$!
+	echo $stray > "$d/cgroup.procs" || { kill $stray; fail "could not move the stray into $d"; }
+	wait $PID; RC=$?
+	wait $stray; local src=$?
+	assert_eq 0 "$RC" "exit code ($(cat err))"
+	assert_eq 137 "$src" "stray killed by SIGKILL"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left"
+}
+
+# The sandbox sees its own cgroup as the root of every hierarchy it was
+# placed in (v1: the child unshares a cgroup ns after the parent's "go").
+t_cgroup_namespace_rooted_at_sandbox() {
+	clr_bg "${RUN[@]}" --memory 64m --pids 64 -- /h/cg_hog cgroup
+	if ! is_root; then assert_limit_refused --memory; return; fi
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	printf '%s\n' "$OUT" | grep -qE '^[0-9]+:memory:/$' || fail "memory cgroup not / inside: $OUT"
+	printf '%s\n' "$OUT" | grep -qE '^[0-9]+:pids:/$' || fail "pids cgroup not / inside: $OUT"
+}
+
+t_no_leak_after_timeout() {
+	clr_bg "${RUN[@]}" --timeout 0.5 --memory 64m -- /bin/sleep 30
+	if ! is_root; then assert_limit_refused --memory; return; fi
+	assert_eq 124 "$RC" "exit code"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left after timeout"
+}
+
+t_no_leak_after_setup_failure() {
+	# The child fails a mount step after the cgroup exists.
+	clr_bg "${RUN[@]}" --memory 64m --ro /nonexistent-cloister-src:/x -- /bin/true
+	assert_eq 125 "$RC" "exit code"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left after setup failure"
+	# And a cgroup step itself fails: a parent that does not exist.
+	clr_bg "${RUN[@]}" --memory 64m --cgroup-parent /no-such-parent-cloister -- /bin/true
+	assert_eq 125 "$RC" "exit code"
+	assert_contains "$ERR" "no-such-parent-cloister"
+	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left after cgroup failure"
+}
+
+# SIGKILL of cloister: the sandbox dies with it (parent-death signal) but
+# nobody removes the cgroup; `cloister gc` (or the next run) does.
+t_sigkill_then_gc() {
+	local m="marker-gc-$$" i dirs
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "sleep 30; : $m" >out 2>err &
+	PID=$!
+	if ! is_root; then
+		wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory
+		clr gc; assert_eq 0 "$RC" "gc exit code"; assert_contains "$OUT" "cloister gc: removed"
+		return
+	fi
+	for i in $(seq 50); do grep -q . /sys/fs/cgroup/memory/cloister/$PID-*/cgroup.procs 2>/dev/null && break; sleep 0.1; done
+	dirs=$(cg_dirs_of $PID)
+	[ -n "$dirs" ] || fail "no cgroup while running"
+	kill -9 $PID; wait $PID 2>/dev/null
+	for i in $(seq 50); do ! grep -q . $(echo "$dirs" | sed 's|$|/cgroup.procs|') 2>/dev/null && break; sleep 0.1; done
+	assert_no_process "$m"
+	assert_eq "$dirs" "$(cg_dirs_of $PID)" "cgroup left by the killed run (what gc is for)"
+	clr gc
+	assert_eq 0 "$RC" "gc exit code"
+	assert_contains "$OUT" "removed /sys/fs/cgroup/memory/cloister/$PID-"
+	assert_eq "" "$(cg_dirs_of $PID)" "cgroup dirs left after gc"
+}
+
+t_sigkill_then_next_run_sweeps() {
+	local m="marker-sweep-$$" i dirs pid1
+	if ! is_root; then
+		clr_bg "${RUN[@]}" --cpus 1 -- /bin/true; assert_limit_refused --cpus; return
+	fi
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "sleep 30; : $m" >out 2>err &
+	pid1=$!
+	for i in $(seq 50); do grep -q . /sys/fs/cgroup/memory/cloister/$pid1-*/cgroup.procs 2>/dev/null && break; sleep 0.1; done
+	kill -9 $pid1; wait $pid1 2>/dev/null
+	dirs=$(cg_dirs_of $pid1)
+	for i in $(seq 50); do ! grep -q . $(echo "$dirs" | sed 's|$|/cgroup.procs|') 2>/dev/null && break; sleep 0.1; done
+	[ -n "$dirs" ] || fail "killed run left no cgroup to sweep (test cannot check anything)"
+	clr_bg "${RUN[@]}" --memory 64m -- /bin/true
+	assert_eq 0 "$RC" "next run ($ERR)"
+	assert_eq "" "$(cg_dirs_of $pid1)" "stale cgroup not swept by the next run"
+}
+
+t_cgroup_parent_used() {
+	local par=/cltest-parent-$$ seen="" i
+	if ! is_root; then
+		clr_bg "${RUN[@]}" --memory 64m --cgroup-parent "$par" -- /bin/true
+		assert_eq 125 "$RC" "exit code"; assert_contains "$ERR" "--memory"
+		assert_contains "$ERR" "$par"
+		return
+	fi
+	mkdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
+	"$CL" "${RUN[@]}" --memory 64m --pids 32 --cgroup-parent "$par" -- /bin/sleep 1 >out 2>err &
+	PID=$!
+	for i in $(seq 50); do seen=$(ls -d /sys/fs/cgroup/*$par/cloister-$PID-* 2>/dev/null); [[ $seen == */pids/* ]] && break; sleep 0.05; done
+	wait $PID; RC=$?
+	local left; left=$(ls -d /sys/fs/cgroup/*$par/* 2>/dev/null | grep cloister-)
+	rmdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
+	assert_eq 0 "$RC" "exit code ($(cat err))"
+	assert_contains "$seen" "/sys/fs/cgroup/memory$par/cloister-$PID-" "memory cgroup under the parent"
+	assert_contains "$seen" "/sys/fs/cgroup/pids$par/cloister-$PID-" "pids cgroup under the parent"
+	assert_eq "" "$left" "left under the parent"
+}
+
+t_check_reports_cgroups() {
+	clr check --json
+	assert_eq 0 "$RC"
+	local c; c=$(printf '%s' "$OUT" | python3 -c 'import json,sys; [print(p["ok"], p["detail"], p.get("hint") or "") for p in json.load(sys.stdin) if p["name"]=="cgroups"]')
+	assert_contains "$c" "hybrid (v1 controllers: memory cpu cpuacct pids"
+	if is_root; then
+		assert_contains "$c" "True"
+		assert_contains "$c" "--memory yes, --cpus yes, --pids yes"
+	else
+		assert_contains "$c" "False"
+		assert_contains "$c" "--memory no, --cpus no, --pids no"
+		assert_contains "$c" "root-only"
+	fi
+}
+
+run_tests

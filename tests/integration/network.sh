@@ -1,0 +1,118 @@
+#!/bin/bash
+# Networking: loopback-only default, host mode, --publish (TCP and UDP,
+# rootless), --forward-out, cleanup of relays, and bad input.
+source "$(dirname "$0")/../lib.sh"
+SC=${CORE_SECCOMP:---seccomp=default}
+PEER="$TOP/tests/integration/netpeer.py"
+IN="--ro $PEER:/peer.py"   # the same script, visible inside the sandbox
+port() { python3 "$PEER" free_port "$@"; }
+# Waits until something listens on 127.0.0.1:$1 (host side).
+wait_listen() {
+	local i; for i in $(seq 100); do
+		python3 "$PEER" try_connect "$1" 2>/dev/null | grep -q connected && return 0; sleep 0.05
+	done; return 1
+}
+# Waits for a file the sandboxed server writes once it listens (the host
+# side of --publish accepts before the server inside is up).
+wait_file() {
+	local i; for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1
+}
+port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null; }
+
+t_publish_http() {
+	local hp; hp=$(port)
+	"$CL" run "$SC" --publish "$hp:8000" --timeout 20 -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 &
+	local pid=$!
+	wait_listen "$hp" || fail "publish listener"
+	local code; code=$(python3 -c 'import urllib.request,sys,time
+for i in range(50):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[1], timeout=5).status); break
+    except Exception: time.sleep(0.1)' "$hp")
+	kill $pid; wait $pid 2>/dev/null
+	assert_eq 200 "$code" "HTTP through --publish"
+}
+
+t_publish_concurrent_and_large() {
+	local hp; hp=$(port)
+	mkdir -p "$T_TMP/r"
+	"$CL" run "$SC" $IN --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 100 /r/ready 2>"$T_TMP/srv.err" &
+	local pid=$!
+	wait_file "$T_TMP/r/ready" || fail "server did not start"
+	local n; n=$(python3 "$PEER" concurrent "$hp" 100)
+	assert_eq 100 "$n" "concurrent connections answered (more than init's queue of 10 requests)"
+	wait $pid; assert_eq 0 "$?" "server exit: $(cat "$T_TMP/srv.err")"
+	hp=$(port)
+	rm -f "$T_TMP/r/ready"
+	"$CL" run "$SC" $IN --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 1 /r/ready &
+	pid=$!
+	wait_file "$T_TMP/r/ready" || fail "server did not start"
+	local out; out=$(python3 "$PEER" send_blob "$hp" $((64 * 1024 * 1024)))
+	wait $pid
+	local sent got; sent=$(echo "$out" | sed -n 1p); got=$(echo "$out" | sed -n 2p)
+	assert_eq "$sent" "$got" "64 MiB through the relay (sha256, size; half-close)"
+}
+
+t_publish_udp() {
+	local hp; hp=$(port udp)
+	"$CL" run "$SC" $IN --publish "$hp:5353/udp" --timeout 20 -- python3 /peer.py udp_echo 5353 3 &
+	local pid=$!
+	local a b; a=$(python3 "$PEER" udp_ask "$hp" one); b=$(python3 "$PEER" udp_ask "$hp" two)
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	assert_eq "echo:one" "$a" "UDP echo through --publish"
+	assert_eq "echo:two" "$b" "second peer"
+}
+
+t_forward_out() {
+	local hp; hp=$(port)
+	python3 "$PEER" serve_sink "$hp" 1 &
+	local srv=$!; sleep 0.3
+	clr run "$SC" $IN --forward-out "3128:127.0.0.1:$hp" -- python3 /peer.py send_blob 3128 100000
+	wait $srv
+	assert_eq 0 "$RC" "inside client: $ERR"
+	assert_eq "$(echo "$OUT" | sed -n 1p)" "$(echo "$OUT" | sed -n 2p)" "forwarded transfer"
+}
+
+t_host_unreachable_without_forward() {
+	local hp; hp=$(port)
+	python3 "$PEER" serve_sink "$hp" 1 & local srv=$!; sleep 0.3
+	clr run "$SC" $IN --forward-out "3128:127.0.0.1:$hp" -- python3 /peer.py try_connect "$hp"
+	python3 "$PEER" send_blob "$hp" 1 >/dev/null; wait $srv
+	assert_eq refused "$OUT" "only the declared forward reaches the host"
+}
+
+t_relays_gone_after_exit_and_sigkill() {
+	local hp; hp=$(port)
+	clr run "$SC" --publish "$hp:80" -- true
+	assert_eq 0 "$RC" "run"
+	port_free "$hp" || fail "port $hp still bound after exit"
+	"$CL" run "$SC" --publish "$hp:80" -- sleep 30 &
+	local pid=$!
+	wait_listen "$hp" || fail "listener"
+	kill -KILL $pid; wait $pid 2>/dev/null
+	local i; for i in $(seq 50); do port_free "$hp" && break; sleep 0.05; done
+	port_free "$hp" || fail "port still bound after SIGKILL"
+	assert_no_process "sleep 30"
+}
+
+t_bad_input() {
+	clr run "$SC" --publish 70000:80 -- true
+	assert_eq 125 "$RC" "port out of range"
+	assert_contains "$ERR" "--publish '70000:80'" "message"
+	clr run "$SC" --publish 8080:80/sctp -- true
+	assert_eq 125 "$RC" "bad protocol"
+	clr run "$SC" --forward-out 80:127.0.0.1 -- true
+	assert_eq 125 "$RC" "malformed forward"
+	clr run "$SC" --network host --publish 8080:80 -- true
+	assert_eq 125 "$RC" "publish needs own netns"
+	local hp; hp=$(port)
+	python3 -c 'import socket,sys,time; s=socket.socket(); s.bind(("127.0.0.1",int(sys.argv[1]))); s.listen(); time.sleep(3)' "$hp" &
+	local busy=$!; sleep 0.3
+	clr run "$SC" --publish "$hp:80" -- touch /tmp/never
+	kill $busy; wait $busy 2>/dev/null
+	assert_eq 125 "$RC" "port in use"
+	assert_contains "$ERR" "publishing 127.0.0.1:$hp: Address already in use" "message"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | wc -l)" "one line"
+}
+
+run_tests

@@ -1,0 +1,70 @@
+#!/bin/bash
+# Hostile-command tests: the sandboxed command (or a planted symlink) must not
+# reach the host, its processes, its init, or writable host paths.
+source "$(dirname "$0")/../lib.sh"
+SC=${CORE_SECCOMP:---seccomp=default}
+
+t_symlink_in_bind_cannot_redirect_mounts() {
+	mkdir -p "$T_TMP/ws"
+	local sub="cltest-planted-$$"
+	ln -s ../../../../../../tmp "$T_TMP/ws/up"
+	ln -s /etc "$T_TMP/ws/abs"
+	ln -s "/tmp/$sub-dangling" "$T_TMP/ws/dangling"
+	clr run "$SC" --rw "$T_TMP/ws:/w" --tmpfs "/w/up/$sub" -- sh -c "grep -c ' /tmp/$sub ' /proc/self/mountinfo"
+	assert_eq 0 "$RC" "run: $ERR"
+	assert_eq 1 "$OUT" "tmpfs landed inside the sandbox's /tmp"
+	[ ! -e "/tmp/$sub" ] || fail "a mount point was created on the host's /tmp"
+	clr run "$SC" --rw "$T_TMP/ws:/w" --tmpfs /w/dangling/x -- true
+	[ ! -e "/tmp/$sub-dangling" ] || fail "followed a dangling link onto the host"
+	clr run "$SC" --rw "$T_TMP/ws:/w" --tmpfs /w/abs/evil -- true
+	[ ! -e /etc/evil ] || fail "created /etc/evil on the host"
+	assert_eq 125 "$RC" "mount through a link to the read-only /etc must fail inside"
+	assert_contains "$ERR" "creating mount point /w/abs/evil" "message"
+}
+
+t_init_is_not_inspectable() {
+	clr run "$SC" -- sh -c 'cat /proc/1/environ >/dev/null 2>&1 && echo env-readable; ls /proc/1/root/ >/dev/null 2>&1 && echo root-visible; readlink /proc/1/fd/0 >/dev/null 2>&1 && echo fds-visible; readlink /proc/1/cwd >/dev/null 2>&1 && echo cwd-visible; echo done'
+	assert_eq done "$OUT" "init must be non-dumpable"
+}
+
+t_root_inside_cannot_remount() {
+	clr run "$SC" --uid 0 -- sh -c 'mount -o remount,rw /usr 2>/dev/null && echo remounted; umount /proc/sys 2>/dev/null && echo unmounted; touch /usr/.x 2>/dev/null && echo wrote; echo done'
+	assert_eq done "$OUT" "no capability may survive"
+}
+
+t_host_abstract_socket_unreachable() {
+	local name="cloister-test-$$-$RANDOM"
+	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind("\0"+sys.argv[1]); s.listen(); time.sleep(5)' "$name" &
+	local py=$!; sleep 0.3
+	clr run "$SC" -- python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0"+sys.argv[1]); print("connected")
+except OSError as e: print("refused", e.errno)' "$name"
+	kill $py 2>/dev/null; wait $py 2>/dev/null
+	assert_contains "$OUT" "refused" "abstract socket must be in another netns"
+}
+
+t_host_loopback_unreachable() {
+	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); open("port","w").write(str(s.getsockname()[1])); time.sleep(5)' &
+	local py=$!; local i; for i in $(seq 50); do [ -s port ] && break; sleep 0.05; done
+	clr run "$SC" -- python3 -c 'import socket,sys
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1); print("connected")
+except OSError as e: print("refused")' "$(cat port)"
+	kill $py 2>/dev/null; wait $py 2>/dev/null
+	assert_eq refused "$OUT" "host loopback must be unreachable"
+}
+
+t_cannot_signal_supervisor() {
+	clr run "$SC" -- sh -c "kill -0 $$ 2>/dev/null && echo visible; kill -9 1 2>/dev/null; echo alive"
+	assert_eq alive "$OUT" "host pids invisible and init unkillable from inside"
+}
+
+t_fds_not_leaked() {
+	exec 7</etc/passwd
+	clr run "$SC" -- sh -c 'ls /proc/self/fd | tr "\n" " "'
+	exec 7<&-
+	assert_eq "0 1 2 3 " "$OUT" "only stdio (and ls's own dir fd) inside"
+}
+
+run_tests
