@@ -65,6 +65,8 @@ int cl_bwrap_parse(struct cl_bwrap *b, int argc, char **argv, cl_error *err);
 void cl_bwrap_usage(FILE *f, const char *prog);
 /* Reads NUL-separated arguments from fd (--args FD) into *out. */
 int cl_bwrap_read_args(int fd, char ***out, cl_error *err);
+/* "bwrap: MSG" on stderr ("<4>bwrap: " with --level-prefix). */
+void cl_bwrap_warn(const char *msg);
 /* Parses "12" as a file descriptor as bwrap does ("Invalid fd: %s"). */
 int cl_bwrap_parse_fd(const char *s, int *fd, cl_error *err);
 

@@ -100,6 +100,13 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --json-status FILE  --publish SPEC  --forward-out SPEC\n", f);
 }
 
+static bool level_prefix;
+
+void cl_bwrap_warn(const char *msg)
+{
+	fprintf(stderr, "%sbwrap: %s\n", level_prefix ? "<4>" : "", msg);
+}
+
 static int ext_limit(struct cl_policy *p, const char *n, const char *v, cl_error *err)
 {
 	uint64_t x;
@@ -140,6 +147,7 @@ int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char *
 
 	if (strcmp(n, "--level-prefix") == 0) {
 		cl_error_prog = "<3>bwrap";
+		level_prefix = true;
 		return 0;
 	}
 	if (strcmp(n, "--seccomp-profile") == 0) {

@@ -236,7 +236,7 @@ static int o_str(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_
 	}
 	/* --chdir: the last one wins, with bwrap's warning. */
 	if (b->chdir_seen)
-		fprintf(stderr, "bwrap: Only the last --chdir option will take effect\n");
+		cl_bwrap_warn("Only the last --chdir option will take effect");
 	b->chdir_seen = true;
 	return set_str(&b->p->workdir, a[0], err);
 }
@@ -281,7 +281,7 @@ static int o_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_e
 	if (strcmp(n, "--seccomp") == 0) {
 		/* Not repeatable: a later --seccomp replaces the earlier one. */
 		if (b->seccomp_seen) {
-			fprintf(stderr, "bwrap: Only the last --seccomp option will take effect\n");
+			cl_bwrap_warn("Only the last --seccomp option will take effect");
 			close(h->seccomp_fds[0]);
 			h->seccomp_fds[0] = fd;
 			return 0;

@@ -116,6 +116,9 @@ t_level_prefix() {
 	clr bwrap --level-prefix --foo
 	assert_eq 1 "$RC"
 	assert_eq "<3>bwrap: Unknown option --foo" "$ERR"
+	clr bwrap --level-prefix --ro-bind / / --chdir / --chdir /usr true
+	assert_eq 0 "$RC"
+	assert_eq "<4>bwrap: Only the last --chdir option will take effect" "$ERR" "warning level"
 }
 t_unsupported_userns_fd_is_refused() {
 	clr bwrap --userns 3 --ro-bind / / true 3</proc/self/ns/user
