@@ -133,6 +133,9 @@ static int check_combinations(struct cl_bwrap *b, cl_error *err)
 		return cl_fail(err, 0, "Specifying --hostname requires --unshare-uts");
 	if (p->hooks.as_pid_1 && !b->unshare_pid)
 		return cl_fail(err, 0, "Specifying --as-pid-1 requires --unshare-pid");
+	if ((p->n_ports || p->n_forwards) && !b->unshare_net)
+		return cl_fail(err, 0, "--publish and --forward-out need --unshare-net (the sandbox "
+		               "shares the host's network otherwise)");
 	if (p->hooks.disable_userns && !b->unshare_user)
 		return cl_fail(err, 0, "--disable-userns requires --unshare-user");
 	if (p->hooks.userns_block_fd >= 0 && !b->unshare_user)

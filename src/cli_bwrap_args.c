@@ -130,6 +130,36 @@ static int ext_limit(struct cl_policy *p, const char *n, const char *v, cl_error
 	return 0;
 }
 
+/* Port relays, as `cloister run --publish/--forward-out` (they need the
+ * sandbox's own network: --unshare-net, checked once the line is known). */
+static int ext_publish(struct cl_policy *p, const char *v, cl_error *err)
+{
+	struct cl_port port, *np;
+
+	if (cl_parse_publish(v, &port) < 0)
+		return cl_fail(err, 0, "--publish '%s': expected [HOST_IP:]HOST_PORT:SANDBOX_PORT[/tcp|/udp] with ports 1-65535", v);
+	np = realloc(p->ports, (p->n_ports + 1) * sizeof(*np));
+	if (!np)
+		return cl_fail(err, ENOMEM, "--publish");
+	p->ports = np;
+	p->ports[p->n_ports++] = port;
+	return 0;
+}
+
+static int ext_forward(struct cl_policy *p, const char *v, cl_error *err)
+{
+	struct cl_forward f, *nf;
+
+	if (cl_parse_forward(v, &f) < 0)
+		return cl_fail(err, 0, "--forward-out '%s': expected SANDBOX_PORT:HOST:HOST_PORT with ports 1-65535", v);
+	nf = realloc(p->forwards, (p->n_forwards + 1) * sizeof(*nf));
+	if (!nf)
+		return cl_fail(err, ENOMEM, "--forward-out");
+	p->forwards = nf;
+	p->forwards[p->n_forwards++] = f;
+	return 0;
+}
+
 static int set_path(char **slot, const char *v, const char *opt, cl_error *err)
 {
 	if (!*v)
@@ -168,8 +198,9 @@ int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char *
 	}
 	if (strcmp(n, "--json-status") == 0)
 		return set_path(&p->json_status_path, a[0], n, err);
-	if (strcmp(n, "--publish") == 0 || strcmp(n, "--forward-out") == 0)
-		return cl_fail(err, 0, "%s is not available in this build (port relays arrive with "
-		               "the networking work); nothing was run", n);
+	if (strcmp(n, "--publish") == 0)
+		return ext_publish(p, a[0], err);
+	if (strcmp(n, "--forward-out") == 0)
+		return ext_forward(p, a[0], err);
 	return ext_limit(p, n, a[0], err);
 }

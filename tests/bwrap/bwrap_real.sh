@@ -153,10 +153,37 @@ t_ext_limits_run_or_refuse_clearly() {
 		assert_eq 1 "$RC"; assert_eq "" "$OUT" "nothing ran"; assert_contains "$ERR" "bwrap: "
 	fi
 }
-t_ext_publish_refused() {
+t_ext_publish_needs_unshare_net() {
 	clr bwrap --publish 8080:80 --ro-bind / / true
 	assert_eq 1 "$RC"
-	assert_contains "$ERR" "--publish is not available"
+	assert_contains "$ERR" "--publish and --forward-out need --unshare-net"
+	clr bwrap --unshare-net --publish 80 --ro-bind / / true
+	assert_eq 1 "$RC"
+	assert_contains "$ERR" "--publish '80'"
+}
+t_ext_forward_out() {
+	local port=$((20000 + RANDOM % 20000)) srv
+	python3 -m http.server $port --bind 127.0.0.1 --directory "$T_TMP" >/dev/null 2>&1 &
+	srv=$!
+	for _ in $(seq 50); do python3 -c "import socket;socket.create_connection(('127.0.0.1',$port))" 2>/dev/null && break; sleep 0.1; done
+	echo hello >"$T_TMP/index.txt"
+	clr bwrap --unshare-net --forward-out 8000:127.0.0.1:$port --ro-bind / / --dev /dev \
+		python3 -c 'import urllib.request;print(urllib.request.urlopen("http://127.0.0.1:8000/index.txt").read().decode().strip())'
+	kill $srv
+	assert_eq 0 "$RC" "exit code: $ERR"
+	assert_eq hello "$OUT"
+}
+t_ext_publish() {
+	local port=$((20000 + RANDOM % 20000)) out=""
+	echo published >"$T_TMP/index.txt"
+	"$CL" bwrap --unshare-net --publish 127.0.0.1:$port:8080 --ro-bind / / --dev /dev \
+		--timeout 20 python3 -m http.server 8080 --bind 127.0.0.1 --directory "$T_TMP" >/dev/null 2>&1 &
+	for _ in $(seq 100); do
+		out=$(python3 -c "import urllib.request;print(urllib.request.urlopen('http://127.0.0.1:$port/index.txt').read().decode().strip())" 2>/dev/null) && break
+		sleep 0.1
+	done
+	kill %1; wait
+	assert_eq published "$out" "fetched through the published port"
 }
 
 run_tests
