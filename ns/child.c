@@ -164,6 +164,7 @@ static const struct {
 	{"hostname", step_hostname},
 	{"lock file", ns_hooks_lock_file},
 	{"disable user namespaces", ns_hooks_disable_userns},
+	{"userns2", ns_hooks_userns2},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)

@@ -355,3 +355,19 @@ int ns_hooks_disable_userns(struct ns_child *c, cl_error *err)
 	c->host_proc = -1;
 	return rc;
 }
+
+int ns_hooks_join(const struct cl_policy *p, cl_error *err)
+{
+	if (p->hooks.userns_fd >= 0 && setns(p->hooks.userns_fd, CLONE_NEWUSER) < 0)
+		return cl_fail_errno(err, "Joining specified user namespace failed");
+	if (p->hooks.pidns_fd >= 0 && setns(p->hooks.pidns_fd, CLONE_NEWPID) < 0)
+		return cl_fail_errno(err, "Setting pidns failed");
+	return 0;
+}
+
+int ns_hooks_userns2(struct ns_child *c, cl_error *err)
+{
+	if (c->p->hooks.userns2_fd >= 0 && setns(c->p->hooks.userns2_fd, CLONE_NEWUSER) < 0)
+		return cl_fail_errno(err, "Setting userns2 failed");
+	return 0;
+}

@@ -12,6 +12,11 @@
 
 /* Parent, before clone: reads the raw BPF programs (--seccomp FD). */
 int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *err);
+/* Parent, just before clone: joins --userns, then --pidns (the sandbox is
+ * created inside them; the supervisor stays their member, as bwrap does). */
+int ns_hooks_join(const struct cl_policy *p, cl_error *err);
+/* Child, after setup: --userns2. */
+int ns_hooks_userns2(struct ns_child *c, cl_error *err);
 /* Parent, after clone: --info-fd and the first --json-status-fd document. */
 int ns_hooks_started(const struct cl_policy *p, pid_t pid, cl_error *err);
 /* Parent, after the command ended: {"exit-code": N} on --json-status-fd. */

@@ -391,6 +391,8 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	rc = prepare(p, &s, &c, &prog, err);
 	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
+		rc = ns_hooks_join(p, err);
+	if (rc == 0)
 		rc = launch(p, &s, &c, err);
 	ns_trace(c.trace, "parent", "clone");
 	if (rc == 0)

@@ -35,7 +35,6 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->network = CL_NET_HOST;
 	p->hooks.keep_fds = true;
 	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
-	b->userns_fd = b->userns2_fd = b->pidns_fd = -1;
 	p->env = calloc(1, sizeof(char *));
 	if (!p->env)
 		return cl_fail(err, ENOMEM, "copying the environment");
@@ -104,10 +103,11 @@ static bool userns_requested(const struct cl_bwrap *b)
 	return b->unshare_user || b->unshare_user_try;
 }
 
-/* Unprivileged (bwrap not setuid) a user namespace is always created. */
+/* Unprivileged (bwrap not setuid) a user namespace is always created,
+ * unless an existing one is joined (--userns). */
 static bool userns_created(const struct cl_bwrap *b)
 {
-	return userns_requested(b) || getuid() != 0;
+	return b->p->hooks.userns_fd < 0 && (userns_requested(b) || getuid() != 0);
 }
 
 /* The checks bwrap makes once every option is known, in its wording. */
@@ -122,9 +122,16 @@ static int check_combinations(struct cl_bwrap *b, cl_error *err)
 	if (b->ovl_src)
 		return cl_fail(err, 0, "--overlay-src must be followed by another --overlay-src "
 		               "or one of --overlay, --tmp-overlay, or --ro-overlay");
-	if (b->userns_fd >= 0 || b->userns2_fd >= 0 || b->pidns_fd >= 0)
-		return cl_fail(err, 0, "--userns, --userns2 and --pidns are not supported by "
-		               "cloister yet; nothing was run");
+	if (p->hooks.userns_fd >= 0 && b->unshare_user)
+		return cl_fail(err, 0, "--userns not compatible --unshare-user");
+	if (p->hooks.pidns_fd >= 0 && b->unshare_pid)
+		return cl_fail(err, 0, "--pidns with --unshare-pid is not supported by cloister "
+		               "yet; nothing was run");
+	if (p->hooks.userns2_fd >= 0 && p->hooks.userns_fd < 0)
+		return cl_fail(err, 0, "--userns2 requires --userns");
+	if (p->hooks.userns_fd >= 0 && (b->uid_set || b->gid_set))
+		return cl_fail(err, 0, "--uid/--gid with --userns are not supported by cloister "
+		               "yet; nothing was run");
 	if (b->uid_set && p->uid != getuid() && !userns_created(b))
 		return cl_fail(err, 0, "Specifying --uid requires --unshare-user or --userns");
 	if (b->gid_set && p->gid != getgid() && !userns_created(b))
@@ -201,7 +208,8 @@ static int resolve_cwd(struct cl_bwrap *b, cl_error *err)
 static void cloexec_option_fds(const struct cl_policy *p)
 {
 	const struct cl_hooks *h = &p->hooks;
-	int fds[] = {h->info_fd, h->status_fd, h->block_fd, h->userns_block_fd};
+	int fds[] = {h->info_fd, h->status_fd, h->block_fd, h->userns_block_fd, h->userns_fd,
+	             h->userns2_fd, h->pidns_fd};
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
 		if (fds[i] > 2)

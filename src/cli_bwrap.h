@@ -29,7 +29,6 @@ struct cl_bwrap {
 	bool unshare_user, unshare_user_try, unshare_ipc, unshare_pid, unshare_net;
 	bool unshare_uts, unshare_cgroup, unshare_cgroup_try;
 	bool uid_set, gid_set;
-	int userns_fd, userns2_fd, pidns_fd;
 	bool chdir_seen, seccomp_seen;
 	uint64_t cap_add, cap_drop;
 	bool caps_touched;

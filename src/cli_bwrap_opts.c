@@ -305,11 +305,11 @@ static int o_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_e
 	else if (strcmp(n, "--userns-block-fd") == 0)
 		h->userns_block_fd = fd;
 	else if (strcmp(n, "--userns") == 0)
-		b->userns_fd = fd;
+		h->userns_fd = fd;
 	else if (strcmp(n, "--userns2") == 0)
-		b->userns2_fd = fd;
+		h->userns2_fd = fd;
 	else if (strcmp(n, "--pidns") == 0)
-		b->pidns_fd = fd;
+		h->pidns_fd = fd;
 	/* --sync-fd: nothing to do but leave it open, which keep_fds does. */
 	return 0;
 }

@@ -59,6 +59,7 @@ void cl_policy_init(struct cl_policy *p)
 	p->runtime = CL_RT_AUTO;
 	p->hooks.info_fd = p->hooks.status_fd = -1;
 	p->hooks.block_fd = p->hooks.userns_block_fd = -1;
+	p->hooks.userns_fd = p->hooks.userns2_fd = p->hooks.pidns_fd = -1;
 }
 
 struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kind,

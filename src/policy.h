@@ -84,6 +84,9 @@ struct cl_hooks {
 	bool keep_fds;            /* inherited fds stay open for the command */
 	bool cwd_fallback;        /* workdir missing: try $HOME, then /; set PWD */
 	int exec_fail_code;       /* exit code when exec fails; 0 = 126/127 */
+	int userns_fd;            /* -1, or join this user namespace instead of a new one */
+	int userns2_fd;           /* -1, or switch to this user namespace after setup */
+	int pidns_fd;             /* -1, or this pid namespace (parent of a new one) */
 	bool disable_userns;      /* nested user namespace after setup, limit 1 */
 	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
 };

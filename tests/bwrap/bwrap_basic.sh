@@ -62,6 +62,28 @@ t_disable_userns() {
 		sh -c '/probe ids caps; unshare -U true 2>&1 || echo refused'
 }
 t_disable_and_assert_userns() { both --unshare-user --disable-userns --assert-userns-disabled "${SYS[@]}" /probe ids; }
+# A holder process in its own user+pid namespaces for --userns/--pidns.
+ns_holder() {
+	unshare -U -r -p -f sleep 30 &
+	HOLDER=$!
+	for _ in $(seq 50); do HPID=$(pgrep -P $HOLDER sleep) && break; sleep 0.05; done
+	[ -n "${HPID:-}" ] || fail "no namespace holder"
+}
+t_userns_join() {
+	ns_holder
+	both --userns 3 "${SYS[@]}" /probe ids caps 3</proc/$HPID/ns/user
+	ALLOW_FAIL=1 both_err --userns 3 --userns2 3 "${SYS[@]}" true 3</proc/$HPID/ns/user
+	kill $HOLDER
+}
+t_userns_and_pidns_join() {
+	# The sandbox lives in the joined namespaces (its pid there differs:
+	# cloister's init takes one, bwrap has none without --unshare-pid).
+	ns_holder
+	both --userns 3 --pidns 4 --ro-bind / / sh -c 'readlink /proc/self/ns/user /proc/self/ns/pid' \
+		3</proc/$HPID/ns/user 4</proc/$HPID/ns/pid
+	assert_contains "$(cat "$T_TMP/cloister.out")" "$(readlink /proc/$HPID/ns/pid)" "joined pid namespace"
+	kill $HOLDER
+}
 t_argv0_symlink() {
 	# `ln -s cloister bwrap`: the same front-end by program name.
 	ln -s "$CL" "$T_TMP/bwrap"

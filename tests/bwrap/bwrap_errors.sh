@@ -46,6 +46,8 @@ t_dir_on_readonly() { both_fail --ro-bind / / --dir /usr/newdir true; }
 t_remount_ro_missing() { both_fail --ro-bind / / --remount-ro /nonexistent true; }
 t_assert_userns_disabled_fails() { both_err --assert-userns-disabled --ro-bind / / true; }
 t_disable_userns_needs_unshare_user() { both_err --disable-userns --ro-bind / / true; }
+t_userns_with_unshare_user() { both_err --userns 3 --unshare-user true 3</proc/self/ns/user; }
+t_userns_bad_fd() { both_err --userns 99 --ro-bind / / true; }
 t_help_usage_first_line() {
 	run_both --help
 	assert_eq 0 "$CRC" "exit code"

@@ -120,8 +120,13 @@ t_level_prefix() {
 	assert_eq 0 "$RC"
 	assert_eq "<4>bwrap: Only the last --chdir option will take effect" "$ERR" "warning level"
 }
-t_unsupported_userns_fd_is_refused() {
-	clr bwrap --userns 3 --ro-bind / / true 3</proc/self/ns/user
+t_pidns_with_unshare_pid_is_refused() {
+	clr bwrap --pidns 3 --unshare-pid --ro-bind / / true 3</proc/self/ns/pid
+	assert_eq 1 "$RC"
+	assert_contains "$ERR" "not supported by cloister yet"
+}
+t_userns_with_uid_is_refused() {
+	clr bwrap --userns 3 --uid 5 --ro-bind / / true 3</proc/self/ns/user
 	assert_eq 1 "$RC"
 	assert_contains "$ERR" "not supported by cloister yet"
 }
