@@ -142,6 +142,17 @@ t_ext_json_status_file() {
 	assert_eq 5 "$RC"
 	assert_contains "$(cat "$T_TMP/st.json")" '"exit_code":5'
 }
+t_ext_no_internal_fds_leak() {
+	# bwrap passes the caller's fds on; cloister's own (sync socket, relay,
+	# cgroup, lock, seccomp) must never reach the command.
+	local plain
+	clr bwrap --ro-bind / / /bin/ls /proc/self/fd
+	plain=$OUT
+	clr bwrap --unshare-pid --unshare-net --forward-out 9000:127.0.0.1:9 --timeout 20 \
+		--lock-file /etc/passwd --json-status "$T_TMP/st.json" --ro-bind / / /bin/ls /proc/self/fd
+	assert_eq 0 "$RC" "exit code: $ERR"
+	assert_eq "$plain" "$OUT" "fds seen by the command"
+}
 t_ext_bad_values() {
 	clr bwrap --memory lots --ro-bind / / true
 	assert_eq 1 "$RC"; assert_contains "$ERR" "--memory 'lots'"
