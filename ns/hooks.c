@@ -1,6 +1,5 @@
-/* bwrap-compatible launch hooks: info/status documents with bwrap's keys,
- * --block-fd/--userns-block-fd waits, --lock-file, stacked raw seccomp
- * programs, and bwrap's working-directory fallback. */
+/* bwrap-compatible launch hooks: info/status documents, blocking fds, lock
+ * file, raw seccomp programs, user/pid namespace joins, bwrap's cwd rules. */
 #define _GNU_SOURCE
 #include "ns/hooks.h"
 

@@ -1,6 +1,5 @@
-/* Mount operations bwrap has and `cloister run` does not use: files and
- * bound data from fds, chmod, directories with --perms, and overlays.
- * Paths inside the new root are resolved with the fsutil helpers. */
+/* Mount operations bwrap has and `cloister run` does not use: data files
+ * from fds, chmod, --perms directories, overlays, bind-fd, proc fallback. */
 #define _GNU_SOURCE
 #include "ns/mounts_extra.h"
 

@@ -1,6 +1,5 @@
-/* `cloister bwrap` / argv[0] "bwrap": bubblewrap's defaults, argument walk
- * (--args FD splicing, "--", the command), the checks bwrap makes once the
- * whole line is known, then the native executor and bwrap's exit codes. */
+/* `cloister bwrap` / argv[0] "bwrap": bubblewrap's defaults, the argument walk
+ * (--args FD, "--", command), bwrap's final checks, the run and its exit code. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,5 @@
-/* Unit tests of the bwrap front-end: argv -> policy (order of mount
- * operations, --perms/--size scoping, --args FD, env operations, namespace
- * and capability defaults) and bwrap's error wording. Nothing is run. */
+/* Unit tests of the bwrap front-end: argv -> policy (operation order,
+ * --perms/--size scope, --args FD, env, caps) and bwrap's error wording. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
