@@ -72,7 +72,11 @@ ns_holder() {
 t_userns_join() {
 	ns_holder
 	both --userns 3 "${SYS[@]}" /probe ids caps 3</proc/$HPID/ns/user
-	ALLOW_FAIL=1 both_err --userns 3 --userns2 3 "${SYS[@]}" true 3</proc/$HPID/ns/user
+	# A failing --userns2 (the namespace we are already in): Debian's
+	# bwrap 0.8 reports it and then hangs, so only cloister is run here.
+	clr bwrap --userns 3 --userns2 3 "${SYS[@]}" true 3</proc/$HPID/ns/user
+	assert_eq 1 "$RC" "exit code"
+	assert_eq "bwrap: Setting userns2 failed: Invalid argument" "$ERR"
 	kill $HOLDER
 }
 t_userns_and_pidns_join() {
