@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ns/caps.h"
+#include "ns/hooks.h"
 #include "ns/init.h"
 #include "ns/mounts.h"
 #include "ns/net.h"
@@ -63,9 +64,14 @@ static int write_file(const char *path, const char *data, cl_error *err)
 static int step_idmaps(struct ns_child *c, cl_error *err)
 {
 	char line[64];
+	int rc;
 
 	if (!(c->p->ns_flags & CLONE_NEWUSER))
 		return 0;
+	/* --userns-block-fd: someone else writes the maps, then unblocks us. */
+	rc = ns_hooks_userns_block(c, err);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
 	if (write_file("/proc/self/setgroups", "deny", err) < 0)
 		return cl_error_code(err);
 	cl_format_idmap(line, sizeof(line), c->p->uid, c->outer_uid);
@@ -149,11 +155,16 @@ static const struct {
 	 * before resources are allocated; mounts need the id maps (file
 	 * access checks use the mapped ids); hostname last. */
 	{"die-with-parent", step_die_with_parent},
+	{"report fds", ns_hooks_child_close},
 	{"uid/gid maps", step_idmaps},
 	{"cgroup placement", step_wait_go},
+	{"user namespace limit", ns_hooks_userns_limit},
 	{"mounts", step_mounts},
 	{"network", step_network},
 	{"hostname", step_hostname},
+	{"lock file", ns_hooks_lock_file},
+	{"disable user namespaces", ns_hooks_disable_userns},
+	{"userns2", ns_hooks_userns2},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)

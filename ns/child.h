@@ -23,6 +23,10 @@ struct ns_child {
 	const char *exec_path;  /* argv[0] to resolve (may be p->argv[0]) */
 	char **exec_argv;     /* argv as the command sees it (argv0 applied) */
 	sigset_t orig_mask;   /* the caller's signal mask, restored for the command */
+	struct sc_program *hook_progs;  /* bwrap --seccomp/--add-seccomp-fd programs */
+	size_t n_hook_progs;
+	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
+	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
 };
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ns/caps.h"
+#include "ns/hooks.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "src/parse.h"
@@ -44,11 +45,16 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 		return cl_fail_errno(err, "setting the parent-death signal");
 	if (p->new_session && setsid() < 0)
 		return cl_fail_errno(err, "starting a new session");
-	if (chdir(wd) < 0)
+	if (p->hooks.cwd_fallback) {
+		if (ns_hooks_chdir(c, err) < 0)
+			return cl_error_code(err);
+	} else if (chdir(wd) < 0) {
 		return cl_fail_errno(err, "changing to working directory %s", wd);
+	}
 	/* CLOEXEC, not close: the sync socket must survive until exec so an
-	 * exec failure can still be reported. */
-	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	 * exec failure can still be reported. bwrap passes fds on (keep_fds);
+	 * cloister's own fds are all CLOEXEC already. */
+	if (!p->hooks.keep_fds && syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		return cl_fail_errno(err, "closing inherited file descriptors");
 	if (ns_caps_drop(p->caps_keep, err) < 0)
 		return cl_error_code(err);
@@ -57,7 +63,7 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	/* Seccomp last: the filter may deny the calls used above. */
 	if (sc_load(c->prog) < 0)
 		return cl_fail_errno(err, "loading the seccomp filter");
-	return 0;
+	return ns_hooks_before_exec(c, err);
 }
 
 _Noreturn static void cmd_exec(struct ns_child *c)
@@ -75,9 +81,10 @@ _Noreturn static void cmd_exec(struct ns_child *c)
 	ns_trace(c->trace, "command", "pre-exec");
 	execvp(c->exec_path, c->exec_argv);
 	e = errno;
-	snprintf(what, sizeof(what), "executing %s", c->exec_path);
+	snprintf(what, sizeof(what), "%s %s", c->p->hooks.exec_fail_code ? "execvp" : "executing",
+	         c->exec_path);
 	ns_msg_send(c->sync_fd, NS_MSG_EXEC_ERROR, e, 0, "exec", what);
-	_exit(cl_exit_code_of_exec_errno(e));
+	_exit(c->p->hooks.exec_fail_code ? c->p->hooks.exec_fail_code : cl_exit_code_of_exec_errno(e));
 }
 
 /* ---- init (pid 1) ---- */
@@ -172,6 +179,10 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	int status;
 	pid_t cmd;
 
+	/* --as-pid-1: no reaper, the command itself is pid 1. */
+	if (c->p->hooks.as_pid_1)
+		cmd_exec(c);
+
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(*forwarded); i++)
@@ -199,9 +210,7 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	/* Keep only stdio and the sync socket: mount trees and other setup
 	 * fds must not outlive setup in a process the command shares a
 	 * namespace with. */
-	if (c->sync_fd > 3)
-		syscall(SYS_close_range, 3U, (unsigned)c->sync_fd - 1, 0U);
-	syscall(SYS_close_range, (unsigned)c->sync_fd + 1, ~0U, 0U);
+	ns_hooks_close_fds_except(c->sync_fd, c->lock_fd);
 	init_harden();
 	status = init_loop(c, cmd, &set);
 	while (status < 0) {

@@ -23,6 +23,7 @@
 
 #include "cgroups/cgroup.h"
 #include "ns/child.h"
+#include "ns/hooks.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
@@ -349,7 +350,7 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
-	return 0;
+	return ns_hooks_prepare(p, c, err);
 }
 
 static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
@@ -369,6 +370,7 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 		close(s->timer_fd);
 	free(c->exec_argv);
 	sc_program_free(prog);
+	ns_hooks_release(c);
 }
 
 static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
@@ -377,7 +379,8 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	struct supervision s = {.pid = -1, .pidfd = -1, .sync_fd = -1, .sig_fd = -1,
 	                        .timer_fd = -1, .epfd = -1};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
-	                     .envp = p->env, .exec_path = p->argv[0]};
+	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
+	                     .lock_fd = -1};
 	struct rusage ru = {0};
 	double t0 = now_ms();
 	int rc, init_status = 0;
@@ -388,8 +391,12 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	rc = prepare(p, &s, &c, &prog, err);
 	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
+		rc = ns_hooks_join(p, err);
+	if (rc == 0)
 		rc = launch(p, &s, &c, err);
 	ns_trace(c.trace, "parent", "clone");
+	if (rc == 0)
+		rc = ns_hooks_started(p, s.pid, err);
 	if (s.pid > 0) {
 		if (rc < 0)
 			kill(s.pid, SIGKILL);
@@ -407,6 +414,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 		fill_status(&s, init_status, &ru, st);
 		collect_cgroup(&s, st);
 		st->wall_ms = now_ms() - t0;
+		ns_hooks_exited(p, st->exit_code);
 		if (s.exec_failed)
 			cl_error_print(&s.child_err);
 	}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/mount.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "ns/fsutil.h"
+#include "ns/mounts_extra.h"
 #include "src/cleanup.h"
 
 /* Where the new root is attached while it is built. Sources were opened
@@ -41,6 +43,7 @@ struct mount_ctx {
 	int devnull;       /* detached /dev/null for masking, or -1 */
 	int dev[N_DEV_NODES];
 	int rootfd;        /* the new root while it is built */
+	struct ns_ovl_fds *ovl;  /* per mount: overlay layers opened early */
 };
 
 static int set_attr(int fd, unsigned int flags, uint64_t set, cl_error *err, const char *what)
@@ -67,12 +70,16 @@ static uint64_t bind_attrs(unsigned flags)
 static int open_source(const struct cl_mount *m, int *tree, char **link, cl_error *err)
 {
 	const char *what = m->src ? m->src : "(fd)";
-	int dfd = m->src_fd >= 0 ? m->src_fd : AT_FDCWD;
-	const char *path = m->src_fd >= 0 ? "" : m->src;
+	const char *path = m->src;
+	char fdpath[PATH_MAX];
 	unsigned int fl = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE;
 
+	/* An fd source belongs to the caller's mount namespace, which
+	 * open_tree refuses to clone from here: bind its path instead. */
+	if (m->src_fd >= 0 && ns_fd_source_path(m->src_fd, fdpath, sizeof(fdpath), err) < 0)
+		return cl_error_code(err);
 	if (m->src_fd >= 0)
-		fl |= AT_EMPTY_PATH;
+		path = fdpath;
 	if (m->flags & CL_MF_KEEP_SYMLINK) {
 		char buf[PATH_MAX];
 		ssize_t n = readlink(m->src, buf, sizeof(buf) - 1);
@@ -82,7 +89,9 @@ static int open_source(const struct cl_mount *m, int *tree, char **link, cl_erro
 			return *link ? 0 : cl_fail(err, ENOMEM, "reading link %s", what);
 		}
 	}
-	*tree = open_tree(dfd, path, fl);
+	*tree = open_tree(AT_FDCWD, path, fl);
+	if (*tree >= 0 && m->src_fd >= 0 && ns_fd_same_file(m->src_fd, *tree, err) < 0)
+		return cl_error_code(err);
 	if (*tree < 0) {
 		if (errno == ENOENT && (m->flags & CL_MF_TRY))
 			return 0;
@@ -113,6 +122,8 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 		const struct cl_mount *m = &p->mounts[i];
 		need_dev |= m->kind == CL_MNT_DEV;
 		need_proc |= m->kind == CL_MNT_PROC;
+		if (m->kind == CL_MNT_OVERLAY && (rc = ns_overlay_open(m, &c->ovl[i], err)) < 0)
+			return rc;
 		if (m->kind != CL_MNT_BIND)
 			continue;
 		rc = open_source(m, &c->trees[i], &c->links[i], err);
@@ -242,6 +253,10 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 
 	mfd = new_fs("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 	             m->dest, err);
+	/* Sharing the caller's pid namespace, a new proc is refused without
+	 * privilege over it; like bwrap, show the caller's /proc then. */
+	if (mfd == -EPERM && !(c->p->ns_flags & CLONE_NEWPID))
+		return ns_mount_host_proc(destfd, m, err);
 	if (mfd < 0)
 		return mfd;
 	rc = attach(mfd, destfd, "", m->dest, err);
@@ -401,7 +416,17 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 		return do_symlink(c, m, err);
 	case CL_MNT_REMOUNT_RO:
 		return do_remount_ro(c, m, err);
+	case CL_MNT_FILE:
+		return ns_mount_file(c->rootfd, m, err);
+	case CL_MNT_BIND_DATA:
+		return ns_mount_bind_data(c->rootfd, m, err);
+	case CL_MNT_CHMOD:
+		return ns_mount_chmod(c->rootfd, m, err);
+	case CL_MNT_OVERLAY:
+		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER, err);
 	case CL_MNT_DIR:
+		if (m->mode != (mode_t)-1)
+			return ns_mount_dir(c->rootfd, m, err);
 		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, err);
 		return destfd < 0 ? destfd : 0;
 	case CL_MNT_TMPFS:
@@ -456,6 +481,19 @@ static int make_root(struct mount_ctx *c, cl_error *err)
 	return 0;
 }
 
+/* A mount on "/" itself (bwrap's --ro-bind / /) covers the root we hold:
+ * later paths and pivot_root must see the new top mount, so reopen it. */
+static int refresh_root(struct mount_ctx *c, const char *dest, cl_error *err)
+{
+	if (!dest || dest[strspn(dest, "/")] != '\0')
+		return 0;
+	close(c->rootfd);
+	c->rootfd = open(STAGING_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->rootfd < 0)
+		return cl_fail_errno(err, "reopening the new root");
+	return 0;
+}
+
 /* Step last: the new root becomes "/" and the host's tree is detached. */
 static int pivot(struct mount_ctx *c, cl_error *err)
 {
@@ -485,7 +523,8 @@ int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
 		return cl_fail_errno(err, "making mount propagation private");
 	c.trees = calloc(p->n_mounts + 1, sizeof(int));
 	c.links = calloc(p->n_mounts + 1, sizeof(char *));
-	if (!c.trees || !c.links)
+	c.ovl = calloc(p->n_mounts + 1, sizeof(*c.ovl));
+	if (!c.trees || !c.links || !c.ovl)
 		return cl_fail(err, ENOMEM, "preparing mounts");
 	for (size_t i = 0; i < p->n_mounts; i++)
 		c.trees[i] = -1;
@@ -495,8 +534,11 @@ int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
 	rc = open_sources(&c, err);
 	if (rc == 0)
 		rc = make_root(&c, err);
-	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++)
+	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++) {
 		rc = do_mount(&c, i, err);
+		if (rc == 0)
+			rc = refresh_root(&c, p->mounts[i].dest, err);
+	}
 	if (rc == 0)
 		rc = pivot(&c, err);
 	/* The child execs soon; fds are CLOEXEC, memory goes with the exec. */

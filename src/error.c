@@ -73,12 +73,15 @@ void cl_error_format(const cl_error *err, char *buf, size_t len)
 		snprintf(buf, len, "%s", err->msg);
 }
 
+/* Program name on error lines ("bwrap" in bwrap mode, as scripts expect). */
+const char *cl_error_prog = "cloister";
+
 void cl_error_print(const cl_error *err)
 {
 	char line[CL_ERROR_MSG_MAX + 128];
 
 	cl_error_format(err, line, sizeof(line));
-	fprintf(stderr, "cloister: %s\n", line);
+	fprintf(stderr, "%s: %s\n", cl_error_prog, line);
 }
 
 int cl_error_code(const cl_error *err)

@@ -23,7 +23,8 @@ int cl_wrap(cl_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* "message: strerror(errnum)" (or just the message) into buf. */
 void cl_error_format(const cl_error *err, char *buf, size_t len);
-/* One line on stderr: "cloister: <formatted error>". */
+/* One line on stderr: "cloister: <formatted error>" (cl_error_prog). */
+extern const char *cl_error_prog;
 void cl_error_print(const cl_error *err);
 /* Code to return for err (negative). */
 int cl_error_code(const cl_error *err);

@@ -12,6 +12,7 @@
 #include "seccomp/cli.h"
 #include "src/check.h"
 #include "src/cli.h"
+#include "src/cli_bwrap.h"
 #include "src/executor.h"
 #include "src/policy_json.h"
 #include "src/status.h"
@@ -23,6 +24,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: cloister COMMAND [ARGS]\n"
 	      "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox\n"
+	      "  bwrap [BWRAP-OPTIONS] [--] COMMAND     bubblewrap's command line (also as argv[0] bwrap)\n"
 	      "  check [--json]                        what this host allows, and why not\n"
 	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
 	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
@@ -99,6 +101,9 @@ int main(int argc, char **argv)
 
 	if (refuse_setuid() < 0)
 		return EXIT_SETUP;
+	/* `ln -s cloister bwrap`: a drop-in for bubblewrap's command line. */
+	if (argc > 0 && strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "bwrap") == 0)
+		return cl_bwrap_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_SETUP;
@@ -106,6 +111,8 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "bwrap") == 0)
+		return cl_bwrap_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "seccomp") == 0)
 		return sc_cli_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)

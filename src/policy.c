@@ -57,6 +57,9 @@ void cl_policy_init(struct cl_policy *p)
 	p->seccomp = CL_SC_DEFAULT;
 	p->json_status_fd = -1;
 	p->runtime = CL_RT_AUTO;
+	p->hooks.info_fd = p->hooks.status_fd = -1;
+	p->hooks.block_fd = p->hooks.userns_block_fd = -1;
+	p->hooks.userns_fd = p->hooks.userns2_fd = p->hooks.pidns_fd = -1;
 }
 
 struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kind,
@@ -245,5 +248,9 @@ void cl_policy_free(struct cl_policy *p)
 	free(p->workspace);
 	free(p->diff_out);
 	free(p->image);
+	for (size_t i = 0; i < p->hooks.n_seccomp_fds; i++)
+		close(p->hooks.seccomp_fds[i]);
+	free(p->hooks.seccomp_fds);
+	free(p->hooks.lock_file);
 	memset(p, 0, sizeof(*p));
 }

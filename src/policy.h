@@ -71,6 +71,26 @@ struct cl_forward {
 	uint16_t host_port;
 };
 
+/* Launch hooks the bwrap front-end needs; cl_policy_init() turns all off. */
+struct cl_hooks {
+	int info_fd;              /* -1, or {"child-pid", namespace ids} after clone */
+	int status_fd;            /* -1, or bwrap JSON documents: start, then exit-code */
+	int block_fd;             /* -1, or the command waits for data on it before exec */
+	int userns_block_fd;      /* -1, or wait for data instead of writing id maps */
+	int *seccomp_fds;         /* raw cBPF programs stacked before exec, in order */
+	size_t n_seccomp_fds;
+	char *lock_file;          /* path inside, read-locked by init while running */
+	bool as_pid_1;            /* no init: the command itself is pid 1 */
+	bool keep_fds;            /* inherited fds stay open for the command */
+	bool cwd_fallback;        /* workdir missing: try $HOME, then /; set PWD */
+	int exec_fail_code;       /* exit code when exec fails; 0 = 126/127 */
+	int userns_fd;            /* -1, or join this user namespace instead of a new one */
+	int userns2_fd;           /* -1, or switch to this user namespace after setup */
+	int pidns_fd;             /* -1, or this pid namespace (parent of a new one) */
+	bool disable_userns;      /* nested user namespace after setup, limit 1 */
+	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
+};
+
 struct cl_policy {
 	/* What to run. */
 	char **argv;              /* NULL-terminated, owned */
@@ -126,6 +146,9 @@ struct cl_policy {
 	/* Executor choice. */
 	enum cl_runtime runtime;
 	char *image;
+
+	/* bwrap compatibility (see src/cli_bwrap*.c). */
+	struct cl_hooks hooks;
 };
 
 /* Fills p with `cloister run`'s deny-by-default profile (no mounts yet). */

@@ -1,0 +1,304 @@
+/* `cloister bwrap` / argv[0] "bwrap": bubblewrap's defaults, the argument walk
+ * (--args FD, "--", command), bwrap's final checks, the run and its exit code. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "ns/caps.h"
+#include "src/cli_bwrap.h"
+#include "src/executor.h"
+#include "src/status.h"
+
+extern char **environ;
+
+/* The policy as bwrap would build it before looking at any option: share
+ * every namespace, keep the environment, no seccomp, no new session, a
+ * writable empty root, the caller's ids, fds inherited. */
+static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
+{
+	struct cl_policy *p = b->p;
+
+	cl_policy_init(p);
+	p->ns_flags = CLONE_NEWNS;
+	p->root_readonly = false;
+	p->new_session = false;
+	p->die_with_parent = false;
+	p->no_new_privs = true;         /* bwrap always sets it */
+	p->seccomp = CL_SC_UNCONFINED;
+	p->network = CL_NET_HOST;
+	p->hooks.keep_fds = true;
+	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
+	p->env = calloc(1, sizeof(char *));
+	if (!p->env)
+		return cl_fail(err, ENOMEM, "copying the environment");
+	for (char **e = environ; *e; e++)
+		if (strchr(*e, '=') && !cl_strv_push(&p->env, *e))
+			return cl_fail(err, ENOMEM, "copying the environment");
+	return 0;
+}
+
+static int parse_list(struct cl_bwrap *b, int n, char **v, int *pos, bool nested,
+                      cl_error *err);
+
+/* "--args FD": the NUL-separated arguments are parsed as options right
+ * here, as bwrap does; a non-option inside them ends that list (bwrap
+ * ignores the rest: the command comes from the real argv). */
+static int parse_args_fd(struct cl_bwrap *b, const char *fdstr, cl_error *err)
+{
+	char **add = NULL;
+	int fd, pos = 0, rc;
+
+	if (b->args_depth >= 32)
+		return cl_fail(err, 0, "--args nested too deeply");
+	if (cl_bwrap_parse_fd(fdstr, &fd, err) < 0)
+		return -EINVAL;
+	if (cl_bwrap_read_args(fd, &add, err) < 0)
+		return cl_error_code(err);
+	if (fd > 2)
+		close(fd);
+	b->args_depth++;
+	rc = parse_list(b, (int)cl_strv_len(add), add, &pos, true, err);
+	b->args_depth--;
+	cl_strv_free(add);
+	return rc;
+}
+
+/* Options from v[*pos] on; stops at "--" (skipped) or a non-option. */
+static int parse_list(struct cl_bwrap *b, int n, char **v, int *pos, bool nested,
+                      cl_error *err)
+{
+	bool known;
+	int i, rc = 0;
+
+	for (i = *pos; rc == 0 && i < n && !b->help && !b->version; i++) {
+		if (strcmp(v[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (v[i][0] != '-')
+			break;
+		if (strcmp(v[i], "--args") == 0) {
+			if (i + 1 >= n)
+				return cl_fail(err, 0, "--args takes an argument");
+			rc = parse_args_fd(b, v[++i], err);
+			continue;
+		}
+		rc = cl_bwrap_apply(b, n, v, &i, &known, err);
+		if (rc == 0 && !known)
+			rc = cl_fail(err, 0, "Unknown option %s", v[i]);
+	}
+	*pos = i;
+	return rc;
+}
+
+static bool userns_requested(const struct cl_bwrap *b)
+{
+	return b->unshare_user || b->unshare_user_try;
+}
+
+/* Unprivileged (bwrap not setuid) a user namespace is always created,
+ * unless an existing one is joined (--userns). */
+static bool userns_created(const struct cl_bwrap *b)
+{
+	return b->p->hooks.userns_fd < 0 && (userns_requested(b) || getuid() != 0);
+}
+
+/* The checks bwrap makes once every option is known, in its wording. */
+static int check_combinations(struct cl_bwrap *b, cl_error *err)
+{
+	const struct cl_policy *p = b->p;
+
+	if (b->perms_set)
+		return cl_fail(err, 0, "--perms must be followed by an option that creates a file");
+	if (b->size_set)
+		return cl_fail(err, 0, "--size must be followed by --tmpfs");
+	if (b->ovl_src)
+		return cl_fail(err, 0, "--overlay-src must be followed by another --overlay-src "
+		               "or one of --overlay, --tmp-overlay, or --ro-overlay");
+	if (p->hooks.userns_fd >= 0 && b->unshare_user)
+		return cl_fail(err, 0, "--userns not compatible --unshare-user");
+	if (p->hooks.pidns_fd >= 0 && b->unshare_pid)
+		return cl_fail(err, 0, "--pidns with --unshare-pid is not supported by cloister "
+		               "yet; nothing was run");
+	if (p->hooks.userns2_fd >= 0 && p->hooks.userns_fd < 0)
+		return cl_fail(err, 0, "--userns2 requires --userns");
+	if (p->hooks.userns_fd >= 0 && (b->uid_set || b->gid_set))
+		return cl_fail(err, 0, "--uid/--gid with --userns are not supported by cloister "
+		               "yet; nothing was run");
+	if (b->uid_set && p->uid != getuid() && !userns_created(b))
+		return cl_fail(err, 0, "Specifying --uid requires --unshare-user or --userns");
+	if (b->gid_set && p->gid != getgid() && !userns_created(b))
+		return cl_fail(err, 0, "Specifying --gid requires --unshare-user or --userns");
+	if (p->hostname && !b->unshare_uts)
+		return cl_fail(err, 0, "Specifying --hostname requires --unshare-uts");
+	if (p->hooks.as_pid_1 && !b->unshare_pid)
+		return cl_fail(err, 0, "Specifying --as-pid-1 requires --unshare-pid");
+	if ((p->n_ports || p->n_forwards) && !b->unshare_net)
+		return cl_fail(err, 0, "--publish and --forward-out need --unshare-net (the sandbox "
+		               "shares the host's network otherwise)");
+	if (p->hooks.disable_userns && !b->unshare_user)
+		return cl_fail(err, 0, "--disable-userns requires --unshare-user");
+	if (p->hooks.userns_block_fd >= 0 && !b->unshare_user)
+		return cl_fail(err, 0, "--userns-block-fd requires --unshare-user");
+	if (p->hooks.userns_block_fd >= 0 && p->hooks.info_fd < 0)
+		return cl_fail(err, 0, "--userns-block-fd requires --info-fd");
+	return 0;
+}
+
+/* Capabilities: a privileged caller keeps what it has (bounding set),
+ * anyone else starts with none; --cap-add/--cap-drop adjust. */
+static void resolve_caps(struct cl_bwrap *b)
+{
+	uint64_t keep = 0;
+
+	if (getuid() == 0)
+		for (unsigned c = 0; c <= ns_caps_last() && c < 64; c++)
+			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+				keep |= 1ULL << c;
+	b->p->caps_keep = (keep | b->cap_add) & ~b->cap_drop;
+}
+
+static void resolve_namespaces(struct cl_bwrap *b)
+{
+	struct cl_policy *p = b->p;
+
+	/* Without privilege a mount namespace needs a user namespace: bwrap
+	 * (not setuid) implies --unshare-user then, and so do we. */
+	if (userns_created(b))
+		p->ns_flags |= CLONE_NEWUSER;
+	if (b->unshare_ipc)
+		p->ns_flags |= CLONE_NEWIPC;
+	if (b->unshare_pid)
+		p->ns_flags |= CLONE_NEWPID;
+	if (b->unshare_net) {
+		p->ns_flags |= CLONE_NEWNET;
+		p->network = CL_NET_NONE;
+	}
+	if (b->unshare_uts)
+		p->ns_flags |= CLONE_NEWUTS;
+	if (b->unshare_cgroup || (b->unshare_cgroup_try && access("/proc/self/ns/cgroup", F_OK) == 0))
+		p->ns_flags |= CLONE_NEWCGROUP;
+}
+
+/* Working directory: --chdir, else the caller's cwd if it exists inside,
+ * else $HOME, else / (decided in the sandbox); PWD follows. */
+static int resolve_cwd(struct cl_bwrap *b, cl_error *err)
+{
+	struct cl_policy *p = b->p;
+	char cwd[PATH_MAX];
+
+	if (!p->workdir) {
+		p->hooks.cwd_fallback = true;
+		p->workdir = strdup(getcwd(cwd, sizeof(cwd)) ? cwd : "/");
+		if (!p->workdir)
+			return cl_fail(err, ENOMEM, "reading the current directory");
+	}
+	return cl_policy_setenv(p, "PWD", p->workdir) < 0 ? cl_fail(err, ENOMEM, "PWD") : 0;
+}
+
+/* fds given to options are bwrap's, not the command's: they do not survive
+ * exec (0-2 stay, they are the command's stdio). */
+static void cloexec_option_fds(const struct cl_policy *p)
+{
+	const struct cl_hooks *h = &p->hooks;
+	int fds[] = {h->info_fd, h->status_fd, h->block_fd, h->userns_block_fd, h->userns_fd,
+	             h->userns2_fd, h->pidns_fd};
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
+		if (fds[i] > 2)
+			fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	for (size_t i = 0; i < h->n_seccomp_fds; i++)
+		if (h->seccomp_fds[i] > 2)
+			fcntl(h->seccomp_fds[i], F_SETFD, FD_CLOEXEC);
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (p->mounts[i].src_fd > 2)
+			fcntl(p->mounts[i].src_fd, F_SETFD, FD_CLOEXEC);
+}
+
+static int finish(struct cl_bwrap *b, cl_error *err)
+{
+	int rc = check_combinations(b, err);
+
+	if (rc < 0)
+		return rc;
+	resolve_namespaces(b);
+	resolve_caps(b);
+	return resolve_cwd(b, err);
+}
+
+/* Walks argv[1..]: options in order, then the command (after "--" or at
+ * the first non-option). */
+int cl_bwrap_parse(struct cl_bwrap *b, int argc, char **argv, cl_error *err)
+{
+	int i = 1, rc = bwrap_defaults(b, err);
+
+	if (rc == 0)
+		rc = parse_list(b, argc, argv, &i, false, err);
+	for (; rc == 0 && i < argc && !b->help && !b->version; i++)
+		if (!cl_strv_push(&b->p->argv, argv[i]))
+			rc = cl_fail(err, ENOMEM, "copying the command line");
+	if (rc < 0 || b->help || b->version || !b->p->argv)
+		return rc;
+	return finish(b, err);
+}
+
+static void print_err(const cl_error *err)
+{
+	cl_error_print(err);
+}
+
+static int run(struct cl_bwrap *b)
+{
+	struct cl_policy *p = b->p;
+	struct cl_status st;
+	cl_error err = {0};
+	int rc;
+
+	if (cl_policy_validate(p, &err) < 0) {
+		print_err(&err);
+		return CL_BWRAP_EXIT_FAIL;
+	}
+	cloexec_option_fds(p);
+	cl_status_init(&st);
+	rc = cl_native_executor.run(p, &st, &err);
+	if (rc < 0) {
+		print_err(&err);
+		return CL_BWRAP_EXIT_FAIL;
+	}
+	if (p->json_status_path && cl_status_write(&st, p->json_status_path, -1, &err) < 0)
+		print_err(&err);
+	return st.exit_code;
+}
+
+int cl_bwrap_main(int argc, char **argv)
+{
+	struct cl_policy p;
+	struct cl_bwrap b = {.p = &p};
+	cl_error err = {0};
+	int rc;
+
+	cl_error_prog = "bwrap";
+	rc = cl_bwrap_parse(&b, argc, argv, &err);
+	cl_strv_free(b.ovl_src);
+	if (rc < 0) {
+		print_err(&err);
+		rc = CL_BWRAP_EXIT_FAIL;
+	} else if (b.help) {
+		cl_bwrap_usage(stdout, argc > 0 ? argv[0] : "bwrap");
+	} else if (b.version) {
+		printf("bubblewrap 0.11.0 (cloister)\n");
+	} else if (!p.argv) {
+		cl_bwrap_usage(stderr, argc > 0 ? argv[0] : "bwrap");
+		rc = CL_BWRAP_EXIT_FAIL;
+	} else {
+		rc = run(&b);
+	}
+	cl_policy_free(&p);
+	return rc;
+}
