@@ -2,7 +2,9 @@
  * program, from the cache when possible, else compiled and cached. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -197,6 +199,62 @@ static int to_program(struct sc_cached *c, struct sc_program *out)
 	return 0;
 }
 
+struct build_id {
+	uint8_t bytes[64];
+	size_t len;
+};
+
+/* dl_iterate_phdr callback: the GNU build-id note of the main program. */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct build_id *id = data;
+
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0;   /* a shared library; the main program comes first */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *n = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = n + ph->p_memsz;
+		if (ph->p_type != PT_NOTE)
+			continue;
+		while (n + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)n;
+			const uint8_t *name = n + sizeof(*nh);
+			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3U);
+			if (desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && nh->n_descsz <= sizeof(id->bytes)) {
+				memcpy(id->bytes, desc, nh->n_descsz);
+				id->len = nh->n_descsz;
+				return 1;
+			}
+			n = desc + ((nh->n_descsz + 3) & ~3U);
+		}
+	}
+	return 1;
+}
+
+/* The built-in profile's key. The binary's build-id changes with any change
+ * to the rule tables (they are compiled in), so a warm launch need not build
+ * and hash the rules; without a build-id, the resolved rules are hashed. */
+static int default_profile_key(const struct sc_context *ctx, struct sc_profile *prof,
+                               uint8_t key[32], cl_error *err)
+{
+	struct build_id id = {.len = 0};
+	int rc;
+
+	dl_iterate_phdr(find_build_id, &id);
+	if (id.len) {
+		cache_key("default-build-id", id.bytes, id.len, ctx, key);
+		return 0;
+	}
+	rc = sc_profile_default_raw(ctx, prof, err);
+	if (rc == 0)
+		default_key(prof, ctx, key);
+	return rc;
+}
+
 int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *out,
              cl_error *err)
 {
@@ -208,10 +266,9 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 	int rc;
 
 	if (strcmp(spec, "default") == 0) {
-		rc = sc_profile_default_raw(ctx, &prof, err);
+		rc = default_profile_key(ctx, &prof, key, err);
 		if (rc < 0)
 			return rc;
-		default_key(&prof, ctx, key);
 	} else {
 		rc = read_file(spec, "seccomp profile", &text, &len, MAX_PROFILE, err);
 		if (rc < 0)
@@ -228,6 +285,12 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 		free(text);
 		sc_profile_free(&prof);
 		return to_program(&c, out);
+	}
+	/* A miss on the build-id key: the rules are built only now. */
+	if (!text && prof.n_rules == 0) {
+		rc = sc_profile_default_raw(ctx, &prof, err);
+		if (rc < 0)
+			return rc;
 	}
 	if (text) {
 		rc = sc_profile_from_json(text, len, spec, ctx, &prof, err);
