@@ -148,12 +148,11 @@ static int v1_create(struct cg_handle *h, const struct cl_limits *l, cl_error *e
 						h->cpuacct = (int)j;
 			continue;
 		}
-		/* Each hierarchy costs a mkdir/rmdir per run: cpu and pids only
-		 * for their limits; memory always (OOM and peak reports); cpuacct
-		 * with --cpus (otherwise init's rusage, which covers all reaped
-		 * descendants, gives the same cpu times). */
-		if (!c->required && strcmp(c->name, "memory") != 0 &&
-		    (strcmp(c->name, "cpuacct") != 0 || !l->cpu_quota_us))
+		/* Each hierarchy costs a mkdir, an attach and an rmdir per run: cpu
+		 * and pids only for their limits; memory always (OOM and peak
+		 * reports); a separate cpuacct never: init's rusage, which covers
+		 * every descendant it reaped, gives the cpu times. */
+		if (!c->required && strcmp(c->name, "memory") != 0)
 			continue;
 		seen[n_seen++] = dev;
 		rc = v1_make_dir(h, l, c, err);

@@ -81,8 +81,8 @@ static int step_idmaps(struct ns_child *c, cl_error *err)
 	return write_file("/proc/self/gid_map", line, err);
 }
 
-/* With a cgroup v1 backend the parent attaches us after clone; nothing that
- * could allocate limited resources happens before its "go". */
+/* With a cgroup v1 backend the parent attaches us after clone; the command
+ * is not started before its "go". */
 static int step_wait_go(struct ns_child *c, cl_error *err)
 {
 	struct ns_msg m;
@@ -151,13 +151,15 @@ static const struct {
 	int (*run)(struct ns_child *c, cl_error *err);
 } child_steps[] = {
 	/* Order: die-with-parent first so an orphaned child never proceeds;
-	 * id maps before anything that checks credentials; the cgroup "go"
-	 * before resources are allocated; mounts need the id maps (file
-	 * access checks use the mapped ids); hostname last. */
+	 * id maps before anything that checks credentials; mounts need the id
+	 * maps (file access checks use the mapped ids); hostname after them.
+	 * The cgroup "go" comes last: on v1 the parent's attach waits for an
+	 * RCU grace period in the kernel, and overlapping it with our setup
+	 * hides that wait. Limits still hold before the command exists; only
+	 * the setup's small kernel allocations are charged to the caller. */
 	{"die-with-parent", step_die_with_parent},
 	{"report fds", ns_hooks_child_close},
 	{"uid/gid maps", step_idmaps},
-	{"cgroup placement", step_wait_go},
 	{"user namespace limit", ns_hooks_userns_limit},
 	{"mounts", step_mounts},
 	{"network", step_network},
@@ -165,6 +167,7 @@ static const struct {
 	{"lock file", ns_hooks_lock_file},
 	{"disable user namespaces", ns_hooks_disable_userns},
 	{"userns2", ns_hooks_userns2},
+	{"cgroup placement", step_wait_go},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)
