@@ -47,6 +47,9 @@ fi
 
 # Second pass as the unprivileged user, on a world-readable copy.
 if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
+	# As root on a fresh machine, make the unprivileged user the suite
+	# needs (nothing else about the system is changed).
+	id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER" 2>/dev/null
 	if id "$TEST_USER" >/dev/null 2>&1; then
 		copy=$(mktemp -d /tmp/cloister-user.XXXXXX)
 		mkdir -p "$copy/build"
