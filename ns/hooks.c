@@ -15,52 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, char **out, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-
-	while (buf) {
-		ssize_t r;
-		if (n == cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			return -e;
-		}
-		if (r == 0) {
-			*out = buf;
-			*len = n;
-			return 0;
-		}
-		n += (size_t)r;
-	}
-	free(buf);
-	return -ENOMEM;
-}
+#include "src/fdio.h"
 
 int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *err)
 {
@@ -74,7 +29,7 @@ int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *er
 	for (size_t i = 0; i < h->n_seccomp_fds; i++) {
 		char *data = NULL;
 		size_t len = 0;
-		int rc = read_all(h->seccomp_fds[i], &data, &len);
+		int rc = cl_read_all(h->seccomp_fds[i], 0xffff * 8, &data, &len);
 		if (rc < 0)
 			return cl_fail(err, -rc, "Can't read seccomp data");
 		c->hook_progs[c->n_hook_progs++].filter = (struct sock_filter *)data;
@@ -136,7 +91,7 @@ int ns_hooks_started(const struct cl_policy *p, pid_t pid, cl_error *err)
 
 	if (p->hooks.info_fd >= 0) {
 		n = format_info(p, pid, true, buf, sizeof(buf));
-		rc = write_all(p->hooks.info_fd, buf, (size_t)n);
+		rc = cl_write_all(p->hooks.info_fd, buf, (size_t)n);
 		if (rc < 0)
 			return cl_fail(err, -rc, "Write to info_fd");
 		/* Closed now: a reader waiting for EOF learns the pid promptly. */
@@ -144,7 +99,7 @@ int ns_hooks_started(const struct cl_policy *p, pid_t pid, cl_error *err)
 	}
 	if (p->hooks.status_fd >= 0) {
 		n = format_info(p, pid, false, buf, sizeof(buf));
-		rc = write_all(p->hooks.status_fd, buf, (size_t)n);
+		rc = cl_write_all(p->hooks.status_fd, buf, (size_t)n);
 		if (rc < 0)
 			return cl_fail(err, -rc, "Write to json_status_fd");
 	}
@@ -159,7 +114,7 @@ void ns_hooks_exited(const struct cl_policy *p, int exit_code)
 	if (p->hooks.status_fd < 0)
 		return;
 	n = snprintf(buf, sizeof(buf), "{ \"exit-code\": %d }\n", exit_code);
-	write_all(p->hooks.status_fd, buf, (size_t)n);
+	cl_write_all(p->hooks.status_fd, buf, (size_t)n);
 }
 
 int ns_hooks_child_close(struct ns_child *c, cl_error *err)

@@ -18,6 +18,7 @@
 #include "seccomp/profile.h"
 #include "seccomp/seccomp.h"
 #include "seccomp/sha256.h"
+#include "src/fdio.h"
 
 #define MAX_PROFILE (4U << 20)
 #define MAX_INSNS 4096U
@@ -34,9 +35,7 @@ static int read_file(const char *path, const char *what, char **data, size_t *le
                      size_t max, cl_error *err)
 {
 	struct stat st;
-	size_t n = 0, cap;
-	char *buf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
 
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s %s", what, path);
@@ -45,46 +44,13 @@ static int read_file(const char *path, const char *what, char **data, size_t *le
 		close(fd);
 		return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what, path, max);
 	}
-	cap = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
-	buf = malloc(cap + 1);
-	while (buf) {
-		ssize_t r;
-		if (n == cap) {
-			char *nb = cap > max ? NULL : realloc(buf, cap * 2 + 1);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			e = r < 0 ? errno : 0;
-			close(fd);
-			if (e) {
-				free(buf);
-				return cl_fail(err, e, "reading %s %s", what, path);
-			}
-			if (n > max) {
-				free(buf);
-				return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what,
-				               path, max);
-			}
-			buf[n] = 0;
-			*data = buf;
-			*len = n;
-			return 0;
-		}
-		n += (size_t)r;
-	}
+	rc = cl_read_all(fd, max, data, len);
 	close(fd);
-	if (buf && n > max) {
-		free(buf);
+	if (rc == -EFBIG)
 		return cl_fail(err, 0, "%s %s: not a file of at most %zu bytes", what, path, max);
-	}
-	free(buf);
-	return cl_fail(err, ENOMEM, "reading %s %s", what, path);
+	if (rc < 0)
+		return cl_fail(err, -rc, "reading %s %s", what, path);
+	return 0;
 }
 
 int sc_bpf_read(const char *path, struct sc_program *out, cl_error *err)

@@ -7,38 +7,19 @@
 #include <unistd.h>
 
 #include "src/cli_bwrap.h"
+#include "src/fdio.h"
 #include "src/parse.h"
 
 int cl_bwrap_read_args(int fd, char ***out, cl_error *err)
 {
-	size_t len = 0, cap = 65536;
-	char *buf = malloc(cap);
-	int rc = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = cl_read_all(fd, (size_t)1 << 30, &buf, &len);
 
-	if (!buf)
-		return cl_fail(err, ENOMEM, "reading --args data");
-	for (;;) {
-		ssize_t n;
-		if (len == cap) {
-			char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(buf, cap * 2);
-			if (!nb) {
-				rc = cl_fail(err, ENOMEM, "--args data is too large");
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = cl_fail_errno(err, "Can't read --args data");
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	if (rc == -EFBIG || rc == -ENOMEM)
+		return cl_fail(err, ENOMEM, "--args data is too large");
+	if (rc < 0)
+		return cl_fail(err, -rc, "Can't read --args data");
 	/* Arguments are NUL-terminated; a last one without NUL counts too. */
 	for (size_t i = 0; rc == 0 && i < len;) {
 		size_t k = strnlen(buf + i, len - i);
@@ -134,30 +115,12 @@ static int ext_limit(struct cl_policy *p, const char *n, const char *v, cl_error
  * sandbox's own network: --unshare-net, checked once the line is known). */
 static int ext_publish(struct cl_policy *p, const char *v, cl_error *err)
 {
-	struct cl_port port, *np;
-
-	if (cl_parse_publish(v, &port) < 0)
-		return cl_fail(err, 0, "--publish '%s': expected [HOST_IP:]HOST_PORT:SANDBOX_PORT[/tcp|/udp] with ports 1-65535", v);
-	np = realloc(p->ports, (p->n_ports + 1) * sizeof(*np));
-	if (!np)
-		return cl_fail(err, ENOMEM, "--publish");
-	p->ports = np;
-	p->ports[p->n_ports++] = port;
-	return 0;
+	return cl_policy_add_publish(p, v, err);
 }
 
 static int ext_forward(struct cl_policy *p, const char *v, cl_error *err)
 {
-	struct cl_forward f, *nf;
-
-	if (cl_parse_forward(v, &f) < 0)
-		return cl_fail(err, 0, "--forward-out '%s': expected SANDBOX_PORT:HOST:HOST_PORT with ports 1-65535", v);
-	nf = realloc(p->forwards, (p->n_forwards + 1) * sizeof(*nf));
-	if (!nf)
-		return cl_fail(err, ENOMEM, "--forward-out");
-	p->forwards = nf;
-	p->forwards[p->n_forwards++] = f;
-	return 0;
+	return cl_policy_add_forward(p, v, err);
 }
 
 static int set_path(char **slot, const char *v, const char *opt, cl_error *err)

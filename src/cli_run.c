@@ -196,34 +196,6 @@ static int unsupported(const char *opt, const char *issue, cl_error *err)
 	               opt, issue);
 }
 
-static int add_publish(struct cl_policy *p, const char *v, cl_error *err)
-{
-	struct cl_port port, *np;
-
-	if (cl_parse_publish(v, &port) < 0)
-		return cl_fail(err, 0, "--publish '%s': expected [HOST_IP:]HOST_PORT:SANDBOX_PORT[/tcp|/udp] with ports 1-65535", v);
-	np = realloc(p->ports, (p->n_ports + 1) * sizeof(*np));
-	if (!np)
-		return cl_fail(err, ENOMEM, "--publish");
-	p->ports = np;
-	p->ports[p->n_ports++] = port;
-	return 0;
-}
-
-static int add_forward(struct cl_policy *p, const char *v, cl_error *err)
-{
-	struct cl_forward f, *nf;
-
-	if (cl_parse_forward(v, &f) < 0)
-		return cl_fail(err, 0, "--forward-out '%s': expected SANDBOX_PORT:HOST:HOST_PORT with ports 1-65535", v);
-	nf = realloc(p->forwards, (p->n_forwards + 1) * sizeof(*nf));
-	if (!nf)
-		return cl_fail(err, ENOMEM, "--forward-out");
-	p->forwards = nf;
-	p->forwards[p->n_forwards++] = f;
-	return 0;
-}
-
 /* Deferred: env vars and binds that need the whole command line first. */
 struct run_state {
 	char **envs;
@@ -336,8 +308,8 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 		if (cl_parse_u64(v, 1, UINT64_MAX, &n) < 0)
 			return cl_fail(err, 0, "--output-limit '%s': expected a byte count > 0", v);
 		return unsupported("--output-limit", "output capping", err);
-	case O_PUBLISH: return add_publish(p, v, err);
-	case O_FORWARD_OUT: return add_forward(p, v, err);
+	case O_PUBLISH: return cl_policy_add_publish(p, v, err);
+	case O_FORWARD_OUT: return cl_policy_add_forward(p, v, err);
 	case O_WORKSPACE: return unsupported("--workspace", "workspace diffs", err);
 	case O_DIFF_OUT: return unsupported("--diff-out", "workspace diffs", err);
 	case O_RUNTIME:

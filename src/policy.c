@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "src/parse.h"
+
 size_t cl_strv_len(char *const *v)
 {
 	size_t n = 0;
@@ -109,6 +111,34 @@ int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)
 	if (ok)
 		p->mounts[p->n_mounts - 1].mode = 01777;
 	return ok ? 0 : cl_fail(err, ENOMEM, "adding default mounts");
+}
+
+int cl_policy_add_publish(struct cl_policy *p, const char *spec, cl_error *err)
+{
+	struct cl_port port, *np;
+
+	if (cl_parse_publish(spec, &port) < 0)
+		return cl_fail(err, 0, "--publish '%s': expected [HOST_IP:]HOST_PORT:SANDBOX_PORT[/tcp|/udp] with ports 1-65535", spec);
+	np = realloc(p->ports, (p->n_ports + 1) * sizeof(*np));
+	if (!np)
+		return cl_fail(err, ENOMEM, "--publish");
+	p->ports = np;
+	p->ports[p->n_ports++] = port;
+	return 0;
+}
+
+int cl_policy_add_forward(struct cl_policy *p, const char *spec, cl_error *err)
+{
+	struct cl_forward f, *nf;
+
+	if (cl_parse_forward(spec, &f) < 0)
+		return cl_fail(err, 0, "--forward-out '%s': expected SANDBOX_PORT:HOST:HOST_PORT with ports 1-65535", spec);
+	nf = realloc(p->forwards, (p->n_forwards + 1) * sizeof(*nf));
+	if (!nf)
+		return cl_fail(err, ENOMEM, "--forward-out");
+	p->forwards = nf;
+	p->forwards[p->n_forwards++] = f;
+	return 0;
 }
 
 static size_t env_find(char *const *env, const char *key)

@@ -158,6 +158,10 @@ int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err);
 /* Appends a mount; src and dest are copied. Returns the new entry or NULL. */
 struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kind,
                                      const char *src, const char *dest, unsigned flags);
+/* Parses and appends a --publish / --forward-out spec; bad input gets the
+ * one-line error naming the expected form. */
+int cl_policy_add_publish(struct cl_policy *p, const char *spec, cl_error *err);
+int cl_policy_add_forward(struct cl_policy *p, const char *spec, cl_error *err);
 /* Sets or replaces "K=V" in p->env. */
 int cl_policy_setenv(struct cl_policy *p, const char *key, const char *value);
 void cl_policy_unsetenv(struct cl_policy *p, const char *key);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/fdio.h"
+
 void cl_status_init(struct cl_status *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -46,20 +48,6 @@ char *cl_status_to_json(const struct cl_status *st)
 	return s;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int cl_status_write(const struct cl_status *st, const char *path, int fd, cl_error *err)
 {
 	char *json = cl_status_to_json(st);
@@ -76,7 +64,7 @@ int cl_status_write(const struct cl_status *st, const char *path, int fd, cl_err
 	if (rc == 0 && fd >= 0) {
 		size_t len = strlen(json);
 		json[len] = '\n';
-		rc = write_all(fd, json, len + 1);
+		rc = cl_write_all(fd, json, len + 1);
 		json[len] = '\0';
 		if (rc < 0)
 			rc = cl_fail(err, -rc, "writing the status JSON");

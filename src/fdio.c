@@ -1,0 +1,61 @@
+/* Whole-buffer reads and writes on file descriptors (pipes, sockets, files),
+ * shared by the status writer, the bwrap fd protocol and the profile loader. */
+#include "src/fdio.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int cl_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int cl_read_all(int fd, size_t max, char **out, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+
+	while (buf) {
+		ssize_t r;
+		if (n == cap) {
+			char *nb = cap > max ? NULL : realloc(buf, cap * 2 + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			free(buf);
+			return -e;
+		}
+		if (r == 0) {
+			if (n > max) {
+				free(buf);
+				return -EFBIG;
+			}
+			buf[n] = '\0';
+			*out = buf;
+			*len = n;
+			return 0;
+		}
+		n += (size_t)r;
+	}
+	free(buf);
+	return n > max ? -EFBIG : -ENOMEM;
+}

@@ -1,0 +1,14 @@
+/* Whole-buffer fd I/O used across cloister: write everything, or read
+ * until EOF with a size cap. Both retry on EINTR and keep errno. */
+#ifndef CL_FDIO_H
+#define CL_FDIO_H
+
+#include <stddef.h>
+
+/* 0 or -errno. */
+int cl_write_all(int fd, const void *buf, size_t len);
+/* Reads fd to EOF into a new NUL-terminated buffer (*out, *len excludes the
+ * NUL). More than max bytes: -EFBIG. Otherwise 0 or -errno. */
+int cl_read_all(int fd, size_t max, char **out, size_t *len);
+
+#endif
