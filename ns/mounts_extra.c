@@ -154,13 +154,17 @@ static char *lowerdir(char *const *lower)
 
 	for (size_t i = 0; i < n; i++)
 		len += strlen(lower[i]) + 1;
+	size_t at = 0;
+
 	s = calloc(1, len);
 	for (size_t i = n; s && i-- > 0;) {
-		strcat(s, lower[i]);
+		size_t l = strlen(lower[i]);
+		memcpy(s + at, lower[i], l);
+		at += l;
 		if (i)
-			strcat(s, ":");
+			s[at++] = ':';
 	}
-	return s;
+	return s;   /* calloc'd: NUL-terminated; len counted every byte */
 }
 
 static int ovl_set(int fsfd, const char *key, const char *val, const char *dest, cl_error *err)
