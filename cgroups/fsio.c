@@ -19,19 +19,11 @@
 #include <unistd.h>
 
 #include "src/cleanup.h"
+#include "src/fdio.h"
 
 int cg_write(int dirfd, const char *file, const char *val)
 {
-	cl_autoclose int fd = openat(dirfd, file, O_WRONLY | O_CLOEXEC);
-	size_t len = strlen(val);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, len);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
+	return cl_write_file_at(dirfd, file, val);
 }
 
 int cg_write_u64(int dirfd, const char *file, uint64_t v)

@@ -22,6 +22,7 @@
 #include "ns/net.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
+#include "src/fdio.h"
 #include "src/parse.h"
 
 /* ---- child (pid 1 in the sandbox, full caps in its own userns only) ---- */
@@ -43,19 +44,9 @@ static int step_die_with_parent(struct ns_child *c, cl_error *err)
 
 static int write_file(const char *path, const char *data, cl_error *err)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
+	int rc = cl_write_file_at(AT_FDCWD, path, data);
 
-	if (fd < 0)
-		return cl_fail_errno(err, "opening %s", path);
-	n = write(fd, data, strlen(data));
-	if (n < 0) {
-		int rc = cl_fail_errno(err, "writing %s", path);
-		close(fd);
-		return rc;
-	}
-	close(fd);
-	return 0;
+	return rc < 0 ? cl_fail(err, -rc, "writing %s", path) : 0;
 }
 
 /* The child maps itself: a single id mapping of the creator's own euid is

@@ -30,14 +30,16 @@ int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *er
 		char *data = NULL;
 		size_t len = 0;
 		int rc = cl_read_all(h->seccomp_fds[i], 0xffff * 8, &data, &len);
+		if (rc == -EFBIG)
+			return cl_fail(err, 0, "Invalid seccomp data: program too long");
 		if (rc < 0)
 			return cl_fail(err, -rc, "Can't read seccomp data");
-		c->hook_progs[c->n_hook_progs++].filter = (struct sock_filter *)data;
+		c->hook_progs[c->n_hook_progs].filter = (struct sock_filter *)data;
+		c->hook_progs[c->n_hook_progs++].len = (unsigned short)(len / 8);
 		if (len % 8 != 0)
 			return cl_fail(err, 0, "Invalid seccomp data, must be multiple of 8");
-		if (len / 8 > 0xffff)
-			return cl_fail(err, 0, "Invalid seccomp data: program too long");
-		c->hook_progs[c->n_hook_progs - 1].len = (unsigned short)(len / 8);
+		if (len == 0)   /* the kernel refuses an empty program */
+			return cl_fail(err, EINVAL, "Unable to set up system call filtering as requested");
 	}
 	return 0;
 }
@@ -171,19 +173,24 @@ int ns_hooks_lock_file(struct ns_child *c, cl_error *err)
 	return 0;
 }
 
-void ns_hooks_close_fds_except(int keep1, int keep2)
+static int cmp_int(const void *a, const void *b)
 {
-	int a = keep1 < keep2 ? keep1 : keep2, b = keep1 < keep2 ? keep2 : keep1;
+	return *(const int *)a - *(const int *)b;
+}
+
+void ns_hooks_close_fds_except(int keep1, int keep2, int keep3)
+{
+	int keep[3] = {keep1, keep2, keep3};
 	unsigned from = 3;
 
 	/* Ascending keepers; each closes the gap below it. */
-	for (int k = 0; k < 2; k++) {
-		int keep = k ? b : a;
-		if (keep < (int)from)
+	qsort(keep, 3, sizeof(int), cmp_int);
+	for (int k = 0; k < 3; k++) {
+		if (keep[k] < (int)from)
 			continue;
-		if ((unsigned)keep > from)
-			syscall(SYS_close_range, from, (unsigned)keep - 1, 0U);
-		from = (unsigned)keep + 1;
+		if ((unsigned)keep[k] > from)
+			syscall(SYS_close_range, from, (unsigned)keep[k] - 1, 0U);
+		from = (unsigned)keep[k] + 1;
 	}
 	syscall(SYS_close_range, from, ~0U, 0U);
 }
@@ -219,23 +226,16 @@ int ns_hooks_chdir(struct ns_child *c, cl_error *err)
 	return 0;
 }
 
-int ns_hooks_before_exec(struct ns_child *c, cl_error *err)
+int ns_hooks_block(struct ns_child *c, cl_error *err)
 {
-	const struct cl_hooks *h = &c->p->hooks;
+	int fd = c->p->hooks.block_fd;
 
-	if (h->block_fd >= 0 && block_on(h->block_fd, "--block-fd", err) < 0)
-		return cl_error_code(err);
-	for (size_t i = 0; i < c->n_hook_progs; i++) {
-		struct sock_fprog fp = {.len = c->hook_progs[i].len, .filter = c->hook_progs[i].filter};
-		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
-			return cl_fail_errno(err, "Unable to set up system call filtering as requested");
-	}
-	return 0;
+	return fd >= 0 ? block_on(fd, "--block-fd", err) : 0;
 }
 
 int ns_hooks_userns_limit(struct ns_child *c, cl_error *err)
 {
-	int fd;
+	int rc;
 
 	if (!c->p->hooks.disable_userns && !c->p->hooks.assert_userns_disabled)
 		return 0;
@@ -246,27 +246,15 @@ int ns_hooks_userns_limit(struct ns_child *c, cl_error *err)
 		return 0;
 	/* The sysctl table is this user namespace's: the limit binds the
 	 * sandbox, whatever it does to its own nested namespaces. */
-	fd = openat(c->host_proc, "sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "1", 1) != 1) {
-		int rc = cl_fail_errno(err, "sysctl user.max_user_namespaces = 1 failed");
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	close(fd);
-	return 0;
+	rc = cl_write_file_at(c->host_proc, "sys/user/max_user_namespaces", "1");
+	return rc < 0 ? cl_fail(err, -rc, "sysctl user.max_user_namespaces = 1 failed") : 0;
 }
 
 static int write_at(int dirfd, const char *name, const char *data, cl_error *err)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
+	int rc = cl_write_file_at(dirfd, name, data);
 
-	if (fd < 0)
-		return cl_fail_errno(err, "opening %s", name);
-	n = write(fd, data, strlen(data));
-	close(fd);
-	return n < 0 ? cl_fail_errno(err, "writing %s", name) : 0;
+	return rc < 0 ? cl_fail(err, -rc, "writing %s", name) : 0;
 }
 
 /* A throwaway child tries to create a user namespace. */

@@ -38,11 +38,11 @@ int ns_hooks_userns_limit(struct ns_child *c, cl_error *err);
  * allows (ids kept), so no further one can be made; then the
  * --assert-userns-disabled check. */
 int ns_hooks_disable_userns(struct ns_child *c, cl_error *err);
-/* init: closes every fd from 3 up except the two given (-1 = none). */
-void ns_hooks_close_fds_except(int keep1, int keep2);
+/* init: closes every fd from 3 up except the three given (-1 = none). */
+void ns_hooks_close_fds_except(int keep1, int keep2, int keep3);
 /* Command: chdir with bwrap's fallback (cwd, $HOME, /) and PWD. */
 int ns_hooks_chdir(struct ns_child *c, cl_error *err);
-/* Command, last: --block-fd wait, then the extra seccomp programs. */
-int ns_hooks_before_exec(struct ns_child *c, cl_error *err);
+/* Command, before the seccomp filters (they may deny read): --block-fd. */
+int ns_hooks_block(struct ns_child *c, cl_error *err);
 
 #endif

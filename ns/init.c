@@ -37,12 +37,12 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	const struct cl_policy *p = c->p;
 	const char *wd = p->workdir ? p->workdir : "/";
 
-	/* New session: the command cannot reach the caller's terminal with
-	 * TIOCSTI and is not in the caller's process group. */
 	/* Die with init too (belt and braces: init's death already ends the
 	 * pid namespace). */
 	if (p->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return cl_fail_errno(err, "setting the parent-death signal");
+	/* New session: the command cannot reach the caller's terminal with
+	 * TIOCSTI and is not in the caller's process group. */
 	if (p->new_session && setsid() < 0)
 		return cl_fail_errno(err, "starting a new session");
 	if (p->hooks.cwd_fallback) {
@@ -60,10 +60,16 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 		return cl_error_code(err);
 	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return cl_fail_errno(err, "setting no_new_privs");
-	/* Seccomp last: the filter may deny the calls used above. */
+	if (ns_hooks_block(c, err) < 0)
+		return cl_error_code(err);
+	/* Seccomp last: the filters may deny the calls used above. bwrap's
+	 * --seccomp/--add-seccomp-fd programs stack on top of the policy's. */
 	if (sc_load(c->prog) < 0)
 		return cl_fail_errno(err, "loading the seccomp filter");
-	return ns_hooks_before_exec(c, err);
+	for (size_t i = 0; i < c->n_hook_progs; i++)
+		if (sc_load(&c->hook_progs[i]) < 0)
+			return cl_fail_errno(err, "Unable to set up system call filtering as requested");
+	return 0;
 }
 
 _Noreturn static void cmd_exec(struct ns_child *c)
@@ -89,14 +95,13 @@ _Noreturn static void cmd_exec(struct ns_child *c)
 
 /* ---- init (pid 1) ---- */
 
-static void init_harden(void)
+/* No caps: init needs none once the command is started (the command needs
+ * init's CAP_SETPCAP to shrink its bounding set, so not before). A failure
+ * leaves init no stronger than it was during setup, so it is not fatal. */
+static void init_drop_caps(void)
 {
 	cap_t none = cap_init();
 
-	/* Non-dumpable: the command cannot ptrace init or open its /proc
-	 * files. No caps: init needs none after setup. Failures here leave
-	 * a stronger init than the command anyway, so they are not fatal. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (none) {
 		cap_set_proc(none);
 		cap_free(none);
@@ -145,14 +150,11 @@ static void serve_socket_request(int sync_fd)
 }
 
 /* Waits for the command, serving signals and socket requests. */
-static int init_loop(struct ns_child *c, pid_t cmd, const sigset_t *set)
+static int init_loop(struct ns_child *c, pid_t cmd, int sfd)
 {
 	struct signalfd_siginfo si;
-	int sfd = signalfd(-1, set, SFD_CLOEXEC);
 	int status = 0;
 
-	if (sfd < 0)
-		return -1;
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{.fd = sfd, .events = POLLIN},
@@ -173,10 +175,16 @@ static int init_loop(struct ns_child *c, pid_t cmd, const sigset_t *set)
 	}
 }
 
+_Noreturn static void init_fail(struct ns_child *c, const char *what)
+{
+	ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, errno, 0, "init", what);
+	_exit(125);
+}
+
 _Noreturn void ns_init_run(struct ns_child *c)
 {
 	sigset_t set;
-	int status;
+	int status, sfd;
 	pid_t cmd;
 
 	/* --as-pid-1: no reaper, the command itself is pid 1. */
@@ -189,42 +197,37 @@ _Noreturn void ns_init_run(struct ns_child *c)
 		sigaddset(&set, forwarded[i]);
 	/* Block before fork so no SIGCHLD or forwarded signal is lost. */
 	sigprocmask(SIG_BLOCK, &set, NULL);
+	sfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sfd < 0)
+		init_fail(c, "creating init's signalfd");
 	/* init leaves the caller's session only with the command, so terminal
 	 * signals reach them exactly once (see forward()). */
 	if (c->p->new_session)
 		setsid();
+	/* Non-dumpable before the command exists: once it has exec'd it runs
+	 * beside init (same uid), and must never be able to ptrace init or
+	 * open its /proc files while init still holds capabilities. exec
+	 * resets the command's own dumpable flag. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		init_fail(c, "making init non-dumpable");
 	/* vfork: the command only runs its last steps and execs, so copying
 	 * init's page tables is wasted work. init is suspended meanwhile; the
 	 * command never returns from cmd_exec (it execs or _exits), and it
 	 * has its own fd table, fs state, credentials and seccomp filter. */
 	cmd = vfork();
-	if (cmd < 0) {
-		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, errno, 0, "init", "starting the command");
-		_exit(125);
-	}
+	if (cmd < 0)
+		init_fail(c, "starting the command");
 	if (cmd == 0)
 		cmd_exec(c);
 
 	/* ===== init: pid 1, no exec from here on ===== */
 	ns_trace(c->trace, "init", "fork");
-	/* Keep only stdio and the sync socket: mount trees and other setup
-	 * fds must not outlive setup in a process the command shares a
-	 * namespace with. */
-	ns_hooks_close_fds_except(c->sync_fd, c->lock_fd);
-	init_harden();
-	status = init_loop(c, cmd, &set);
-	while (status < 0) {
-		/* No signalfd: the command still runs; wait for it plainly. */
-		int sig = 0;
-		if (sigwait(&set, &sig) != 0)
-			continue;
-		if (sig != SIGCHLD)
-			kill(cmd, sig);
-		else if (reap(cmd, &status))
-			break;
-		else
-			status = -1;
-	}
+	/* Keep only stdio, the sync socket, the lock and the signalfd: mount
+	 * trees and other setup fds must not outlive setup in a process the
+	 * command shares namespaces with. */
+	ns_hooks_close_fds_except(c->sync_fd, c->lock_fd, sfd);
+	init_drop_caps();
+	status = init_loop(c, cmd, sfd);
 	ns_trace(c->trace, "init", "command reaped");
 	ns_msg_send(c->sync_fd, NS_MSG_EXIT, 0, status, "exit", "");
 	/* Exiting kills everything left in the pid namespace. */

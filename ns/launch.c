@@ -115,13 +115,14 @@ static void drain_sync(struct supervision *s)
 	struct ns_msg m;
 	int fd, rc;
 
-	while (s->sync_fd >= 0 && (rc = ns_msg_recv_fd(s->sync_fd, &m, &fd)) != -EAGAIN) {
-		if (rc <= 0) {
-			if (rc == 0 || rc != -EPROTO)
-				break;
-			continue;
-		}
-		handle_msg(s, &m, fd);
+	/* Stops at an empty queue (-EAGAIN), EOF or an error; a malformed
+	 * message (-EPROTO) is dropped and the next one read. */
+	while (s->sync_fd >= 0) {
+		rc = ns_msg_recv_fd(s->sync_fd, &m, &fd);
+		if (rc > 0)
+			handle_msg(s, &m, fd);
+		else if (rc != -EPROTO)
+			break;
 	}
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "src/check_cgroup.h"
+#include "src/fdio.h"
 
 static bool read_small(const char *path, char *buf, size_t len)
 {
@@ -145,14 +146,11 @@ static void probe_landlock(struct probe_result *r)
 
 static int write_map(const char *path, const char *text)
 {
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
+	int rc = cl_write_file_at(AT_FDCWD, path, text);
 
-	if (fd < 0)
-		return -1;
-	n = write(fd, text, strlen(text));
-	close(fd);
-	return n < 0 ? -1 : 0;
+	if (rc < 0)
+		errno = -rc;   /* in_child() reports errno */
+	return rc < 0 ? -1 : 0;
 }
 
 /* The probe's base directory: made by the parent, used by the child. */

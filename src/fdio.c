@@ -3,6 +3,8 @@
 #include "src/fdio.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -58,4 +60,19 @@ int cl_read_all(int fd, size_t max, char **out, size_t *len)
 	}
 	free(buf);
 	return n > max ? -EFBIG : -ENOMEM;
+}
+
+int cl_write_file_at(int dirfd, const char *path, const char *data)
+{
+	int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(data);
+	ssize_t n;
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, data, len);
+	rc = n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
+	close(fd);
+	return rc;
 }

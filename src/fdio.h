@@ -7,6 +7,9 @@
 
 /* 0 or -errno. */
 int cl_write_all(int fd, const void *buf, size_t len);
+/* Writes data to an existing file (procfs, sysfs, cgroupfs knobs) in one
+ * write(); a short write is -EIO. dirfd may be AT_FDCWD. 0 or -errno. */
+int cl_write_file_at(int dirfd, const char *path, const char *data);
 /* Reads fd to EOF into a new NUL-terminated buffer (*out, *len excludes the
  * NUL). More than max bytes: -EFBIG. Otherwise 0 or -errno. */
 int cl_read_all(int fd, size_t max, char **out, size_t *len);
