@@ -51,6 +51,7 @@ int cg_create(const struct cl_policy *p, struct cg_handle **out, cl_error *err)
 	h->be = mode == CG_MODE_V2 ? &cg_backend_v2 : &cg_backend_v1;
 	h->clone_fd = -1;
 	h->mem = h->cpuacct = -1;
+	h->explicit_parent = l->cgroup_parent != NULL;
 	for (size_t i = 0; i < CG_V1_MAX; i++)
 		h->dirs[i].fd = h->dirs[i].parent_fd = -1;
 	cg_fmt_leaf(h->name, sizeof(h->name), getpid(), leaf_random(), l->cgroup_parent != NULL);

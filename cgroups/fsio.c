@@ -254,3 +254,17 @@ const char *cg_mode_name(enum cg_mode m)
 	default: return "none";
 	}
 }
+
+void cg_sweep_beside(const struct cg_dir *d, bool explicit_parent)
+{
+	char parent[sizeof(d->path)];
+	char *slash;
+
+	if (d->parent_fd < 0)
+		return;
+	snprintf(parent, sizeof(parent), "%s", d->path);
+	slash = strrchr(parent, '/');
+	if (slash)
+		*slash = '\0';
+	cg_sweep(d->parent_fd, parent, explicit_parent, NULL);
+}

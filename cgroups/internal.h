@@ -45,6 +45,7 @@ struct cg_handle {
 	size_t n;
 	struct cg_dir dirs[CG_V1_MAX];
 	int mem, cpuacct;       /* index into dirs of those hierarchies, -1 */
+	bool explicit_parent;   /* --cgroup-parent given: leaf names differ */
 };
 
 extern const struct cg_backend cg_backend_v1, cg_backend_v2;
@@ -68,6 +69,9 @@ int cg_open_dir(const char *path, bool create, int *fd);
  * under dirfd; calls report(path) for each one removed. */
 int cg_sweep(int dirfd, const char *dirpath, bool explicit_parent,
              void (*report)(const char *path));
+/* Sweeps the stale sandbox cgroups beside d (a crashed run's). Called from
+ * destroy, after the command: never on the way to starting it. */
+void cg_sweep_beside(const struct cg_dir *d, bool explicit_parent);
 enum cg_mode cg_detect_mode(void);
 const char *cg_mode_name(enum cg_mode m);
 

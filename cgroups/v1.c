@@ -76,8 +76,6 @@ static int v1_make_dir(struct cg_handle *h, const struct cl_limits *l, const str
 	h->n++;
 	if (d->fd < 0)
 		return cl_fail_errno(err, "%s: opening cgroup %s", c->flag, d->path);
-	/* A crashed run's directory next to ours is removed on the way. */
-	cg_sweep(d->parent_fd, base, l->cgroup_parent != NULL, NULL);
 	return 1;
 }
 
@@ -228,6 +226,7 @@ static void v1_destroy(struct cg_handle *h)
 		if (rc < 0)
 			fprintf(stderr, "cloister: removing cgroup %s: %s (`cloister gc` retries)\n",
 			        d->path, strerror(-rc));
+		cg_sweep_beside(d, h->explicit_parent);
 		close(d->parent_fd);
 	}
 	h->n = 0;

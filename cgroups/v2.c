@@ -199,7 +199,6 @@ static int v2_create(struct cg_handle *h, const struct cl_limits *l, cl_error *e
 	}
 	if (v2_enable_all(d->parent_fd, base, need, n_need, err) < 0)
 		return cl_error_code(err);
-	cg_sweep(d->parent_fd, base, l->cgroup_parent != NULL, NULL);
 	snprintf(d->path, sizeof(d->path), "%s/%s", base, h->name);
 	if (mkdirat(d->parent_fd, h->name, 0755) < 0)
 		return cl_fail(err, 0, "%s: cannot create cgroup %s: %s; %s", what, d->path,
@@ -262,6 +261,8 @@ static void v2_destroy(struct cg_handle *h)
 			fprintf(stderr, "cloister: removing cgroup %s: %s (`cloister gc` retries)\n",
 			        d->path, strerror(-rc));
 	}
+	if (h->n)
+		cg_sweep_beside(d, h->explicit_parent);
 	if (d->parent_fd >= 0)
 		close(d->parent_fd);
 	h->n = 0;
