@@ -72,8 +72,9 @@ static int step_idmaps(struct ns_child *c, cl_error *err)
 	return write_file("/proc/self/gid_map", line, err);
 }
 
-/* With a cgroup v1 backend the parent attaches us after clone; the command
- * is not started before its "go". */
+/* The parent may still have work on us after clone (a cgroup v1 attach,
+ * the --info-fd/--json-status-fd documents): the command is not started
+ * before its "go". */
 static int step_wait_go(struct ns_child *c, cl_error *err)
 {
 	struct ns_msg m;
@@ -82,7 +83,7 @@ static int step_wait_go(struct ns_child *c, cl_error *err)
 	if (c->wait_go) {
 		rc = ns_msg_recv(c->sync_fd, &m);
 		if (rc <= 0 || m.type != NS_MSG_GO)
-			return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the cgroup placement");
+			return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the parent (cgroup placement, report documents)");
 	}
 	/* Attached after clone, our cgroup ns is still rooted where the parent
 	 * was; now that we sit in the sandbox cgroup, root a nested one here so
@@ -144,7 +145,7 @@ static const struct {
 	/* Order: die-with-parent first so an orphaned child never proceeds;
 	 * id maps before anything that checks credentials; mounts need the id
 	 * maps (file access checks use the mapped ids); hostname after them.
-	 * The cgroup "go" comes last: on v1 the parent's attach waits for an
+	 * The parent's "go" comes last: on v1 the parent's attach waits for an
 	 * RCU grace period in the kernel, and overlapping it with our setup
 	 * hides that wait. Limits still hold before the command exists; only
 	 * the setup's small kernel allocations are charged to the caller. */
@@ -158,7 +159,7 @@ static const struct {
 	{"lock file", ns_hooks_lock_file},
 	{"disable user namespaces", ns_hooks_disable_userns},
 	{"userns2", ns_hooks_userns2},
-	{"cgroup placement", step_wait_go},
+	{"parent go", step_wait_go},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)

@@ -16,7 +16,7 @@ struct ns_child {
 	int sync_fd;          /* child's end of the sync socket */
 	uid_t outer_uid;      /* caller's ids, mapped to p->uid/p->gid inside */
 	gid_t outer_gid;
-	bool wait_go;         /* wait for NS_MSG_GO (cgroup placement) first */
+	bool wait_go;         /* wait for NS_MSG_GO (cgroup attach, report documents) */
 	bool cgns_unshare;    /* after the "go": a cgroup ns rooted at the sandbox cgroup */
 	bool serve_sockets;   /* init answers NS_MSG_SOCKET_REQ (--publish) */
 	char **envp;          /* final environment of the command */

@@ -43,6 +43,7 @@ struct supervision {
 	struct cg_handle *cg;
 	struct ns_relay *relay;
 	int epfd;
+	bool attach_after_clone;  /* cgroup v1: the child is attached after clone */
 	bool got_exit, timed_out, setup_failed, exec_failed;
 	int cmd_status;
 	cl_error child_err;     /* setup or exec failure reported by the child */
@@ -288,10 +289,15 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 		return cl_fail_errno(err, "creating the sync socket");
 	c->sync_fd = sv[1];
 	c->serve_sockets = p->n_ports > 0;
-	c->wait_go = s->cg && cg_clone_fd(s->cg) < 0;
+	s->attach_after_clone = s->cg && cg_clone_fd(s->cg) < 0;
+	/* The child waits for a "go" before init starts the command when the
+	 * parent still has work on it: a cgroup attach (v1), or the
+	 * --info-fd/--json-status-fd document, whose namespace ids can only be
+	 * read while the child is alive and still dumpable. */
+	c->wait_go = s->attach_after_clone || p->hooks.info_fd >= 0 || p->hooks.status_fd >= 0;
 	/* CLONE_INTO_CGROUP roots the new cgroup ns at the sandbox cgroup; a
 	 * child attached after clone must make its own ns once placed. */
-	c->cgns_unshare = c->wait_go && (p->ns_flags & CLONE_NEWCGROUP);
+	c->cgns_unshare = s->attach_after_clone && (p->ns_flags & CLONE_NEWCGROUP);
 	s->pid = do_clone(p->ns_flags, s->cg ? cg_clone_fd(s->cg) : -1, &s->pidfd);
 	if (s->pid == 0) {
 		/* ===== child: new namespaces, caller's uid until mapped ===== */
@@ -312,13 +318,19 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");
-	if (c->wait_go) {
-		if (cg_attach(s->cg, s->pid, err) < 0)
-			return cl_error_code(err);
-		if (ns_msg_send(s->sync_fd, NS_MSG_GO, 0, 0, "go", "") < 0)
-			return cl_fail(err, EPIPE, "releasing the sandbox");
-	}
+	if (s->attach_after_clone && cg_attach(s->cg, s->pid, err) < 0)
+		return cl_error_code(err);
 	return 0;
+}
+
+/* After the cgroup attach and the report documents: lets the child run the
+ * command. A child that already failed has closed its end; its setup error
+ * is still queued on the sync socket for supervise() to read, so a failed
+ * send is not an error of its own. */
+static void release_child(const struct supervision *s, const struct ns_child *c)
+{
+	if (c->wait_go)
+		ns_msg_send(s->sync_fd, NS_MSG_GO, 0, 0, "go", "");
 }
 
 /* Everything that can fail before clone, in the parent. */
@@ -398,6 +410,8 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	ns_trace(c.trace, "parent", "clone");
 	if (rc == 0)
 		rc = ns_hooks_started(p, s.pid, err);
+	if (rc == 0)
+		release_child(&s, &c);
 	if (s.pid > 0) {
 		if (rc < 0)
 			kill(s.pid, SIGKILL);

@@ -28,28 +28,86 @@ clr() {
 	"$CL" "$@" >"$o" 2>"$e"; RC=$?
 	OUT=$(cat "$o"); ERR=$(cat "$e"); rm -f "$o" "$e"
 }
-# No process of ours is left whose command line contains the marker.
-assert_no_process() {
-	local m=$1 p left=""
+# Waits until "$@" succeeds, polling, for at most $T_WAIT seconds (default
+# 120: a loaded CI machine or a TCG guest is slow). Returns 1 on timeout.
+# Use it for every "until X has happened" instead of a fixed sleep.
+T_WAIT=${T_WAIT:-120}
+wait_until() {
+	local end=$((SECONDS + T_WAIT))
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.02
+	done
+}
+# A marker unique to the running test: put it on the command line of
+# anything the test starts, so a leftover check finds only its own.
+marker() { echo "clmark-${T_TMP##*.}-$1"; }
+# Pids of processes whose command line contains the marker (not ours).
+procs_with() {
+	local p left=""
 	for p in /proc/[0-9]*; do
-		[ "${p#/proc/}" = "$$" ] && continue
-		if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qF -- "$m"; then
+		[ "${p#/proc/}" = "$$" ] || [ "${p#/proc/}" = "$BASHPID" ] && continue
+		if tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qF -- "$1"; then
 			left="$left ${p#/proc/}"
 		fi
 	done
-	[ -z "$left" ] || fail "processes left behind for '$m':$left"
+	echo "$left"
+}
+# No process is left whose command line contains the marker. Pass a marker
+# made by `marker` (or a path unique to this test): the check is scoped to
+# what the test started, never a guess over the host's processes.
+assert_no_process() {
+	local m=$1 left
+	case $m in *clmark-*|*"$T_TMP"*) ;; *) fail "assert_no_process: '$m' is not unique to this test (use \$(marker NAME))" ;; esac
+	left=$(procs_with "$m")
+	[ -z "${left// /}" ] || fail "processes left behind for '$m':$left"
+}
+# Like assert_no_process, giving them up to $T_WAIT seconds to go first
+# (a killed sandbox's processes are reaped asynchronously).
+none_with() { local l; l=$(procs_with "$1"); [ -z "${l// /}" ]; }
+assert_gone() {
+	wait_until none_with "$1" || true
+	assert_no_process "$1"
+}
+
+# Each test runs in its own process group with a deadline (T_LIMIT
+# seconds, default 300): a test that hangs is killed and reported as FAILED
+# by name instead of stalling the suite. Its stderr goes to a file, so a
+# stray background process holding it cannot stall the runner either.
+T_LIMIT=${T_LIMIT:-300}
+run_one() {  # function -> exit status (124 = timed out)
+	local f=$1 tp wd rc
+	( set +e; cd "$T_TMP" && "$f" ) </dev/null >/dev/null 2>"$T_TMP.err" &
+	tp=$!
+	( sleep "$T_LIMIT"; touch "$T_TMP.timeout"; kill -TERM -- -"$tp"; sleep 5; kill -KILL -- -"$tp" ) \
+		</dev/null >/dev/null 2>&1 &
+	wd=$!
+	wait "$tp" 2>/dev/null; rc=$?
+	kill -KILL -- -"$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+	# Whatever the test left in its own group goes now, not in the next test.
+	kill -KILL -- -"$tp" 2>/dev/null
+	[ -e "$T_TMP.timeout" ] && rc=124
+	return $rc
 }
 
 run_tests() {
-	local f rc msg
+	local f rc msg t0
+	set -m   # job control: each test gets its own process group
 	for f in $(declare -F | awk '{print $3}' | grep '^t_'); do
+		# T_ONLY=PATTERN runs a subset (while debugging a test).
+		[[ $f == *${T_ONLY:-}* ]] || continue
 		T_TMP=$(mktemp -d /tmp/cltest.XXXXXX)
-		msg=$( ( set +e; cd "$T_TMP" && "$f" ) 2>&1 >/dev/null ); rc=$?
-		rm -rf "$T_TMP" 2>/dev/null
+		t0=$SECONDS
+		run_one "$f"; rc=$?
+		[ $((SECONDS - t0)) -lt 30 ] || echo "    slow: $TFILE ${f#t_} took $((SECONDS - t0)) s"
+		msg=$(cat "$T_TMP.err" 2>/dev/null)
+		[ $rc = 124 ] && msg="$msg (timed out after ${T_LIMIT}s: killed)"
+		rm -rf "$T_TMP" "$T_TMP.err" "$T_TMP.timeout" 2>/dev/null
 		case $rc in
 		0) echo "PASS $TFILE: ${f#t_}" ;;
 		77) echo "SKIP $TFILE: ${f#t_}: ${msg#*SKIP:}" ;;
 		*) echo "FAIL $TFILE: ${f#t_}: $(printf '%s' "$msg" | tail -n 3 | tr '\n' ' ')" ;;
 		esac
 	done
+	set +m
 }

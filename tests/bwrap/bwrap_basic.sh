@@ -64,10 +64,11 @@ t_disable_userns() {
 t_disable_and_assert_userns() { both --unshare-user --disable-userns --assert-userns-disabled "${SYS[@]}" /probe ids; }
 # A holder process in its own user+pid namespaces for --userns/--pidns.
 ns_holder() {
-	unshare -U -r -p -f sleep 30 &
+	# (killed with the test's process group when the test ends)
+	unshare -U -r -p -f sleep 3600 &
 	HOLDER=$!
-	for _ in $(seq 50); do HPID=$(pgrep -P $HOLDER sleep) && break; sleep 0.05; done
-	[ -n "${HPID:-}" ] || fail "no namespace holder"
+	holder_up() { HPID=$(pgrep -P $HOLDER sleep); }
+	wait_until holder_up || fail "no namespace holder"
 }
 t_userns_join() {
 	ns_holder

@@ -133,9 +133,10 @@ t_userns_with_uid_is_refused() {
 
 # ---- cloister extensions (only in addition to bwrap's options) ----
 t_ext_timeout() {
-	clr bwrap --timeout 0.5 --ro-bind / / sleep 30
+	local m; m=$(marker timeout)
+	clr bwrap --timeout 0.5 --ro-bind / / sh -c 'sleep 30' "$m"
 	assert_eq 124 "$RC" "exit code"
-	assert_no_process "sleep 30"
+	assert_gone "$m"
 }
 t_ext_json_status_file() {
 	clr bwrap --json-status "$T_TMP/st.json" --ro-bind / / sh -c 'exit 5'
@@ -181,7 +182,8 @@ t_ext_forward_out() {
 	local port=$((20000 + RANDOM % 20000)) srv
 	python3 -m http.server $port --bind 127.0.0.1 --directory "$T_TMP" >/dev/null 2>&1 &
 	srv=$!
-	for _ in $(seq 50); do python3 -c "import socket;socket.create_connection(('127.0.0.1',$port))" 2>/dev/null && break; sleep 0.1; done
+	up() { python3 -c "import socket;socket.create_connection(('127.0.0.1',$port))" 2>/dev/null; }
+	wait_until up || fail "host server did not start"
 	echo hello >"$T_TMP/index.txt"
 	clr bwrap --unshare-net --forward-out 8000:127.0.0.1:$port --ro-bind / / --dev /dev \
 		python3 -c 'import urllib.request;print(urllib.request.urlopen("http://127.0.0.1:8000/index.txt").read().decode().strip())'
@@ -192,13 +194,18 @@ t_ext_forward_out() {
 t_ext_publish() {
 	local port=$((20000 + RANDOM % 20000)) out=""
 	echo published >"$T_TMP/index.txt"
+	# The server says when it listens (the host side of --publish accepts
+	# before the server inside is up).
 	"$CL" bwrap --unshare-net --publish 127.0.0.1:$port:8080 --ro-bind / / --dev /dev \
-		--timeout 20 python3 -m http.server 8080 --bind 127.0.0.1 --directory "$T_TMP" >/dev/null 2>&1 &
-	for _ in $(seq 100); do
-		out=$(python3 -c "import urllib.request;print(urllib.request.urlopen('http://127.0.0.1:$port/index.txt').read().decode().strip())" 2>/dev/null) && break
-		sleep 0.1
-	done
-	kill %1; wait
+		--bind "$T_TMP" "$T_TMP" python3 -c 'import http.server, functools, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.HTTPServer(("127.0.0.1", 8080), h)
+open(sys.argv[1] + "/ready", "w").close()
+s.serve_forever()' "$T_TMP" >/dev/null 2>&1 &
+	local pid=$!
+	wait_until test -e "$T_TMP/ready" || fail "server did not start"
+	out=$(python3 -c "import urllib.request;print(urllib.request.urlopen('http://127.0.0.1:$port/index.txt', timeout=120).read().decode().strip())")
+	kill $pid; wait $pid
 	assert_eq published "$out" "fetched through the published port"
 }
 

@@ -196,14 +196,23 @@ t_rootfs() {
 }
 
 t_zombies_reaped() {
-	run_in -- sh -c 'for i in 1 2 3; do sh -c "sleep 0.05 &"; done; sleep 0.5; cat /proc/[0-9]*/stat 2>/dev/null | awk "{print \$3}" | grep -c Z'
+	# Three orphans are re-parented to init. Once they have all exited
+	# (no live "sleep 0.05" left), init must reap them: the zombie count
+	# has to reach 0 (it stays at 3 if init does not reap).
+	run_in -- sh -c '
+		zombies() { cat /proc/[0-9]*/stat 2>/dev/null | awk "{print \$3}" | grep -c Z; }
+		live() { cat /proc/[0-9]*/stat 2>/dev/null | awk "\$2 == \"(sleep)\" && \$3 != \"Z\"" | grep -c .; }
+		for i in 1 2 3; do sh -c "sleep 0.05 &"; done
+		i=0; while [ "$(live)" != 0 ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done
+		i=0; while [ "$(zombies)" != 0 ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done
+		zombies'
 	assert_eq 0 "$OUT" "zombies left"
 }
 
 t_signal_forwarded() {
 	"$CL" run "$SC" --rw "$T_TMP" -- sh -c "trap 'echo got > $T_TMP/got; exit 3' TERM; touch $T_TMP/ready; while :; do sleep 0.05; done" &
-	local pid=$! i
-	for i in $(seq 100); do [ -e "$T_TMP/ready" ] && break; sleep 0.05; done
+	local pid=$!
+	wait_until test -e "$T_TMP/ready" || fail "sandbox did not start"
 	kill -TERM $pid
 	wait $pid; local rc=$?
 	assert_eq 3 "$rc" "command's exit after forwarded SIGTERM"
@@ -211,19 +220,19 @@ t_signal_forwarded() {
 }
 
 t_die_with_parent() {
-	local marker="77$$$RANDOM"
-	"$CL" run "$SC" -- sleep "$marker" &
-	local pid=$! i
-	for i in $(seq 100); do pgrep -f "sleep $marker" >/dev/null && break; sleep 0.05; done
-	pgrep -f "sleep $marker" >/dev/null || fail "sandbox did not start"
+	local m; m=$(marker dwp)
+	mkfifo gate
+	"$CL" run "$SC" -- sh -c "read x; : $m" <gate &
+	local pid=$!
+	exec 9>gate   # held open: only the death of cloister can end the sandbox
+	wait_until eval '! none_with "$m"' || fail "sandbox did not start"
 	kill -KILL $pid; wait $pid 2>/dev/null
-	for i in $(seq 100); do pgrep -f "sleep $marker" >/dev/null || break; sleep 0.05; done
-	assert_no_process "sleep $marker"
+	assert_gone "$m"
 }
 
 t_setup_errors_are_one_line() {
-	local before; before=$(ls /tmp | wc -l)
-	run_in --ro /nonexistent/source -- true
+	local m; m=$(marker err)
+	run_in --ro /nonexistent/source -- true "$m"
 	assert_eq 125 "$RC" "missing bind source"
 	assert_eq 1 "$(printf '%s\n' "$ERR" | wc -l)" "one line"
 	assert_contains "$ERR" "cloister: bind source /nonexistent/source: No such file or directory" "message"
@@ -235,7 +244,7 @@ t_setup_errors_are_one_line() {
 	assert_contains "$ERR" "must be absolute" "message"
 	clr bogus-subcommand
 	assert_eq 125 "$RC" "bad subcommand"
-	assert_no_process "/nonexistent/source"
+	assert_no_process "$m"
 }
 
 t_namespaces_refused_is_clear() {

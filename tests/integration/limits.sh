@@ -23,6 +23,9 @@ clr_bg() {
 	wait $PID; RC=$?
 	OUT=$(cat out); ERR=$(cat err)
 }
+# Some process is in the cgroup(s) matching the glob / none is in any dir.
+procs_in() { local f; for f in $1/cgroup.procs; do grep -q . "$f" 2>/dev/null && return 0; done; return 1; }
+no_procs_in() { local d; for d in "$@"; do grep -q . "$d/cgroup.procs" 2>/dev/null && return 1; done; return 0; }
 # The unprivileged branch: the limit fails loudly, names itself, says why
 # and what to do, and leaves no cgroup.
 assert_limit_refused() {  # flag
@@ -62,7 +65,8 @@ t_peak_memory_reported() {
 }
 
 t_pids_stops_fork_bomb() {
-	clr_bg "${RUN[@]}" --timeout 30 --pids 16 -- /h/cg_hog forks 500
+	local m; m=$(marker bomb)
+	clr_bg "${RUN[@]}" --timeout 30 --pids 16 -- /h/cg_hog forks 500 "$m"
 	if ! is_root; then assert_limit_refused --pids; return; fi
 	assert_eq 0 "$RC" "exit code ($ERR)"
 	local ok failed
@@ -71,7 +75,7 @@ t_pids_stops_fork_bomb() {
 	[ "$failed" -gt 400 ] || fail "only $failed forks failed"
 	# The host is unaffected: it still forks, and nothing of the bomb is left.
 	/bin/true || fail "host cannot fork"
-	assert_no_process "/h/cg_hog forks"
+	assert_gone "$m"
 	assert_eq "" "$(cg_dirs_of "$PID")" "cgroup dirs left"
 }
 
@@ -98,11 +102,15 @@ t_no_limits_needs_no_cgroup() {
 }
 
 t_cgroup_exists_while_running_then_removed() {
-	"$CL" "${RUN[@]}" --memory 64m --pids 64 -- /bin/sh -c 'sleep 2; : marker-exists' >out 2>err &
+	mkfifo gate
+	"$CL" "${RUN[@]}" --memory 64m --pids 64 -- /bin/sh -c 'read x; : marker-exists' <gate >out 2>err &
 	PID=$!
-	local seen="" i
+	exec 9>gate   # the sandbox runs until the test closes the gate
+	local seen=""
 	# pids is created last: wait for it so both are seen.
-	for i in $(seq 50); do seen=$(cg_dirs_of $PID); [[ $seen == */pids/* ]] && break; sleep 0.1; done
+	has_pids() { seen=$(cg_dirs_of $PID); [[ $seen == */pids/* ]]; }
+	is_root && { wait_until has_pids || fail "no pids cgroup appeared"; }
+	exec 9>&-
 	wait $PID; RC=$?
 	if ! is_root; then ERR=$(cat err); assert_limit_refused --memory; return; fi
 	assert_eq 0 "$RC" "exit code ($(cat err))"
@@ -114,13 +122,17 @@ t_cgroup_exists_while_running_then_removed() {
 # A process in the sandbox cgroup but outside its pid namespace survives the
 # namespace teardown: only the cgroup cleanup (kill loop on v1) gets it.
 t_stray_in_cgroup_killed() {
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 1 >out 2>err &
+	mkfifo gate
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c 'read x || :' <gate >out 2>err &
 	PID=$!
-	local d="" i stray
-	for i in $(seq 50); do d=$(cg_dirs_of $PID | grep /memory/); [ -n "$d" ] && break; sleep 0.05; done
-	if ! is_root; then wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory; return; fi
-	sleep 300 >/dev/null 2>&1 & stray=$!
+	exec 9>gate
+	local d="" stray
+	if ! is_root; then exec 9>&-; wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory; return; fi
+	has_mem() { d=$(cg_dirs_of $PID | grep /memory/); [ -n "$d" ]; }
+	wait_until has_mem || fail "no memory cgroup appeared"
+	sleep 300 >/dev/null 2>&1 9>&- & stray=$!   # not holding the gate open
 	echo $stray > "$d/cgroup.procs" || { kill $stray; fail "could not move the stray into $d"; }
+	exec 9>&-
 	wait $PID; RC=$?
 	wait $stray; local src=$?
 	assert_eq 0 "$RC" "exit code ($(cat err))"
@@ -160,20 +172,23 @@ t_no_leak_after_setup_failure() {
 # SIGKILL of cloister: the sandbox dies with it (parent-death signal) but
 # nobody removes the cgroup; `cloister gc` (or the next run) does.
 t_sigkill_then_gc() {
-	local m="marker-gc-$$" i dirs
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "sleep 30; : $m" >out 2>err &
+	local m dirs
+	m=$(marker gc)
+	mkfifo gate
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "read x; : $m" <gate >out 2>err &
 	PID=$!
+	exec 9>gate   # held open: the sandbox only ends by the kill below
 	if ! is_root; then
 		wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory
 		clr gc; assert_eq 0 "$RC" "gc exit code"; assert_contains "$OUT" "cloister gc: removed"
 		return
 	fi
-	for i in $(seq 50); do grep -q . /sys/fs/cgroup/memory/cloister/$PID-*/cgroup.procs 2>/dev/null && break; sleep 0.1; done
+	wait_until procs_in "/sys/fs/cgroup/memory/cloister/$PID-*" || fail "sandbox not in its cgroup"
 	dirs=$(cg_dirs_of $PID)
 	[ -n "$dirs" ] || fail "no cgroup while running"
 	kill -9 $PID; wait $PID 2>/dev/null
-	for i in $(seq 50); do ! grep -q . $(echo "$dirs" | sed 's|$|/cgroup.procs|') 2>/dev/null && break; sleep 0.1; done
-	assert_no_process "$m"
+	wait_until no_procs_in $dirs || fail "sandbox processes outlived SIGKILL of cloister"
+	assert_gone "$m"
 	assert_eq "$dirs" "$(cg_dirs_of $PID)" "cgroup left by the killed run (what gc is for)"
 	clr gc
 	assert_eq 0 "$RC" "gc exit code"
@@ -182,16 +197,19 @@ t_sigkill_then_gc() {
 }
 
 t_sigkill_then_next_run_sweeps() {
-	local m="marker-sweep-$$" i dirs pid1
+	local m dirs pid1
+	m=$(marker sweep)
 	if ! is_root; then
 		clr_bg "${RUN[@]}" --cpus 1 -- /bin/true; assert_limit_refused --cpus; return
 	fi
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "sleep 30; : $m" >out 2>err &
+	mkfifo gate
+	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "read x; : $m" <gate >out 2>err &
 	pid1=$!
-	for i in $(seq 50); do grep -q . /sys/fs/cgroup/memory/cloister/$pid1-*/cgroup.procs 2>/dev/null && break; sleep 0.1; done
+	exec 9>gate
+	wait_until procs_in "/sys/fs/cgroup/memory/cloister/$pid1-*" || fail "sandbox not in its cgroup"
 	kill -9 $pid1; wait $pid1 2>/dev/null
 	dirs=$(cg_dirs_of $pid1)
-	for i in $(seq 50); do ! grep -q . $(echo "$dirs" | sed 's|$|/cgroup.procs|') 2>/dev/null && break; sleep 0.1; done
+	wait_until no_procs_in $dirs || fail "sandbox processes outlived SIGKILL of cloister"
 	[ -n "$dirs" ] || fail "killed run left no cgroup to sweep (test cannot check anything)"
 	clr_bg "${RUN[@]}" --memory 64m -- /bin/true
 	assert_eq 0 "$RC" "next run ($ERR)"
@@ -207,9 +225,13 @@ t_cgroup_parent_used() {
 		return
 	fi
 	mkdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par
-	"$CL" "${RUN[@]}" --memory 64m --pids 32 --cgroup-parent "$par" -- /bin/sleep 1 >out 2>err &
+	mkfifo gate
+	"$CL" "${RUN[@]}" --memory 64m --pids 32 --cgroup-parent "$par" -- /bin/sh -c 'read x || :' <gate >out 2>err &
 	PID=$!
-	for i in $(seq 50); do seen=$(ls -d /sys/fs/cgroup/*$par/cloister-$PID-* 2>/dev/null); [[ $seen == */pids/* ]] && break; sleep 0.05; done
+	exec 9>gate
+	has_both() { seen=$(ls -d /sys/fs/cgroup/*$par/cloister-$PID-* 2>/dev/null); [[ $seen == */pids/* ]]; }
+	wait_until has_both
+	exec 9>&-
 	wait $PID; RC=$?
 	local left; left=$(ls -d /sys/fs/cgroup/*$par/* 2>/dev/null | grep cloister-)
 	rmdir /sys/fs/cgroup/memory$par /sys/fs/cgroup/pids$par

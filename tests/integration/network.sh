@@ -7,28 +7,28 @@ PEER="$TOP/tests/integration/netpeer.py"
 IN="--ro $PEER:/peer.py"   # the same script, visible inside the sandbox
 port() { python3 "$PEER" free_port "$@"; }
 # Waits until something listens on 127.0.0.1:$1 (host side).
-wait_listen() {
-	local i; for i in $(seq 100); do
-		python3 "$PEER" try_connect "$1" 2>/dev/null | grep -q connected && return 0; sleep 0.05
-	done; return 1
-}
+listening() { python3 "$PEER" try_connect "$1" 2>/dev/null | grep -q connected; }
+wait_listen() { wait_until listening "$1"; }
 # Waits for a file the sandboxed server writes once it listens (the host
 # side of --publish accepts before the server inside is up).
 wait_file() {
-	local i; for i in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1
+	wait_until test -e "$1"
 }
 port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null; }
 
 t_publish_http() {
 	local hp; hp=$(port)
-	"$CL" run "$SC" --publish "$hp:8000" --timeout 20 -- python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 &
+	mkdir -p "$T_TMP/r"; chmod 777 "$T_TMP/r"
+	# The server says when it listens (the host side of --publish accepts
+	# before the server inside is up).
+	"$CL" run "$SC" --rw "$T_TMP/r:/r" --publish "$hp:8000" -- python3 -c 'import http.server, os
+s = http.server.HTTPServer(("127.0.0.1", 8000), http.server.SimpleHTTPRequestHandler)
+open("/r/ready", "w").close()
+s.serve_forever()' >/dev/null 2>"$T_TMP/srv.err" &
 	local pid=$!
-	wait_listen "$hp" || fail "publish listener"
-	local code; code=$(python3 -c 'import urllib.request,sys,time
-for i in range(50):
-    try:
-        print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[1], timeout=5).status); break
-    except Exception: time.sleep(0.1)' "$hp")
+	wait_file "$T_TMP/r/ready" || fail "server did not start: $(cat "$T_TMP/srv.err")"
+	local code; code=$(python3 -c 'import urllib.request,sys
+print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[1], timeout=120).status)' "$hp" 2>&1)
 	kill $pid; wait $pid 2>/dev/null
 	assert_eq 200 "$code" "HTTP through --publish"
 }
@@ -88,13 +88,16 @@ t_relays_gone_after_exit_and_sigkill() {
 	clr run "$SC" --publish "$hp:80" -- true
 	assert_eq 0 "$RC" "run"
 	port_free "$hp" || fail "port $hp still bound after exit"
-	"$CL" run "$SC" --publish "$hp:80" -- sleep 30 &
+	local m; m=$(marker relay)
+	mkfifo gate
+	"$CL" run "$SC" --publish "$hp:80" -- sh -c "read x; : $m" <gate &
 	local pid=$!
+	exec 9>gate   # held open: only the death of cloister can end the sandbox
 	wait_listen "$hp" || fail "listener"
+	wait_until eval '! none_with "$m"' || fail "sandbox did not start"
 	kill -KILL $pid; wait $pid 2>/dev/null
-	local i; for i in $(seq 50); do port_free "$hp" && break; sleep 0.05; done
-	port_free "$hp" || fail "port still bound after SIGKILL"
-	assert_no_process "sleep 30"
+	wait_until port_free "$hp" || fail "port still bound after SIGKILL"
+	assert_gone "$m"
 }
 
 t_bad_input() {

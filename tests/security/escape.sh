@@ -34,8 +34,12 @@ t_root_inside_cannot_remount() {
 
 t_host_abstract_socket_unreachable() {
 	local name="cloister-test-$$-$RANDOM"
-	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind("\0"+sys.argv[1]); s.listen(); time.sleep(5)' "$name" &
-	local py=$!; sleep 0.3
+	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind("\0"+sys.argv[1]); s.listen(); open("up","w").close(); time.sleep(3600)' "$name" &
+	local py=$!
+	wait_until test -e up || fail "host listener did not start"
+	# Positive control: the socket is reachable from the host.
+	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect("\0"+sys.argv[1])' "$name" ||
+		{ kill $py; fail "host cannot reach its own abstract socket"; }
 	clr run "$SC" -- python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX)
 try:
     s.connect("\0"+sys.argv[1]); print("connected")
@@ -45,12 +49,17 @@ except OSError as e: print("refused", e.errno)' "$name"
 }
 
 t_host_loopback_unreachable() {
-	python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); open("port","w").write(str(s.getsockname()[1])); time.sleep(5)' &
-	local py=$!; local i; for i in $(seq 50); do [ -s port ] && break; sleep 0.05; done
+	python3 -c 'import socket,time,os; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(64); open("port.tmp","w").write(str(s.getsockname()[1])); os.rename("port.tmp","port"); time.sleep(3600)' &
+	local py=$!
+	wait_until test -s port || fail "host listener did not start"
+	# Positive control: the listener is up and reachable from the host.
+	python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=60)' "$(cat port)" ||
+		{ kill $py; fail "host cannot reach its own listener"; }
 	clr run "$SC" -- python3 -c 'import socket,sys
 try:
-    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1); print("connected")
-except OSError as e: print("refused")' "$(cat port)"
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=120); print("connected")
+except ConnectionRefusedError: print("refused")
+except OSError as e: print("unexpected: %r" % e)' "$(cat port)"
 	kill $py 2>/dev/null; wait $py 2>/dev/null
 	assert_eq refused "$OUT" "host loopback must be unreachable"
 }

@@ -17,7 +17,7 @@ fi
 out=$(mktemp /tmp/cloister-vm.XXXXXX)
 # One boot: the cgroup v2 group, then the core isolation suites on the
 # guest's Debian kernel.
-CG2_TIMEOUT=${CG2_TIMEOUT:-900} CG2_MEM=${CG2_MEM:-2048} "$TOP/tests/vm/run-in-vm.sh" \
+CG2_TIMEOUT=${CG2_TIMEOUT:-2400} CG2_MEM=${CG2_MEM:-2048} "$TOP/tests/vm/run-in-vm.sh" \
 	bash -c '"$0" ; "$1"' "$TOP/tests/vm/guest-v2.sh" "$TOP/tests/vm/guest-core.sh" >"$out" 2>&1
 rc=$?
 cat "$out"

@@ -37,22 +37,30 @@ jget() {
 	python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print("null" if v is None else (str(v).lower() if isinstance(v,bool) else v))' "$1" "$2"
 }
 leaves() { ls -d "$1"/[0-9]*-* 2>/dev/null; }
+has_leaf() { [ -n "$(leaves "$1")" ]; }
 wait_leaf() {  # parent -> prints the first sandbox leaf that appears
-	local i l
-	for i in $(seq 100); do l=$(leaves "$1" | head -1); [ -n "$l" ] && { echo "$l"; return; }; sleep 0.05; done
+	wait_until has_leaf "$1" && leaves "$1" | head -1
 }
+# The sandbox command of the tests below runs until the test closes its
+# gate (fd 9), instead of for a guessed number of seconds.
+GATED=(/bin/sh -c 'read x || :')
+gate_open() { mkfifo "$T_TMP/gate"; chmod 666 "$T_TMP/gate"; }
+has_procs() { grep -q . "$1/cgroup.procs" 2>/dev/null; }
+no_procs() { ! grep -q . "$1/cgroup.procs" 2>/dev/null; }
 userdir() { chmod 777 "$T_TMP"; }
 
 # ---- root ----
 
 t_root_limits_written() {
-	"$CL" "${RUN[@]}" --memory 64m --memory-swap 96m --cpus 0.5 --pids 32 -- /bin/sleep 2 >/dev/null 2>&1 &
-	local pid=$! l; l=$(wait_leaf $G/cloister)
+	gate_open
+	"$CL" "${RUN[@]}" --memory 64m --memory-swap 96m --cpus 0.5 --pids 32 -- "${GATED[@]}" <gate >/dev/null 2>&1 &
+	local pid=$! l; exec 9>gate; l=$(wait_leaf $G/cloister)
 	assert_contains "$l" "$G/cloister/$pid-" "sandbox cgroup"
 	assert_eq 67108864 "$(cat "$l/memory.max")" memory.max
 	assert_eq 33554432 "$(cat "$l/memory.swap.max")" "memory.swap.max (total - memory)"
 	assert_eq "50000 100000" "$(cat "$l/cpu.max")" cpu.max
 	assert_eq 32 "$(cat "$l/pids.max")" pids.max
+	exec 9>&-
 	wait $pid; assert_eq 0 $? "exit code"
 	[ ! -e "$l" ] || fail "$l left behind"
 }
@@ -96,31 +104,37 @@ t_root_clone_into_cgroup() {
 	! grep 'cgroup.procs' trace | grep -q O_WRONLY || fail "cgroup.procs written: $(grep cgroup.procs trace)"
 	grep 'cgroup.kill' trace | grep -q O_WRONLY || fail "cleanup did not use cgroup.kill"
 	assert_eq "0::/" "$(cat out)" "the command's /proc/self/cgroup"
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 2 >/dev/null 2>&1 &
-	local pid=$! l init; l=$(wait_leaf $G/cloister)
+	gate_open
+	"$CL" "${RUN[@]}" --memory 64m -- "${GATED[@]}" <gate >/dev/null 2>&1 &
+	local pid=$! l init; exec 9>gate; l=$(wait_leaf $G/cloister)
+	wait_until has_procs "$l" || fail "nothing in $l"
 	init=$(head -1 "$l/cgroup.procs")
 	assert_eq "0::${l#$G}" "$(cat /proc/$init/cgroup)" "host view of the sandbox init"
+	exec 9>&-
 	wait $pid
 }
 
 # A process that is in the sandbox cgroup but not in its pid namespace
 # survives the pid namespace teardown; only cgroup.kill gets it.
 t_root_cgroup_kill_cleanup() {
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 1 >/dev/null 2>&1 &
-	local pid=$! l; l=$(wait_leaf $G/cloister)
-	sleep 300 >/dev/null 2>&1 & local stray=$!
+	gate_open
+	"$CL" "${RUN[@]}" --memory 64m -- "${GATED[@]}" <gate >/dev/null 2>&1 &
+	local pid=$! l; exec 9>gate; l=$(wait_leaf $G/cloister)
+	sleep 300 >/dev/null 2>&1 9>&- & local stray=$!   # not holding the gate
 	echo $stray > "$l/cgroup.procs" || fail "could not move the stray"
+	exec 9>&-
 	wait $pid; assert_eq 0 $? "exit code"
 	wait $stray; assert_eq 137 $? "stray killed by SIGKILL"
 	[ ! -e "$l" ] || fail "$l left behind"
 }
 
 t_root_sigkill_then_gc() {
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 30 >/dev/null 2>&1 &
-	local pid=$! l i; l=$(wait_leaf $G/cloister)
-	for i in $(seq 100); do grep -q . "$l/cgroup.procs" && break; sleep 0.05; done
+	gate_open
+	"$CL" "${RUN[@]}" --memory 64m -- "${GATED[@]}" <gate >/dev/null 2>&1 &
+	local pid=$! l; exec 9>gate; l=$(wait_leaf $G/cloister)
+	wait_until has_procs "$l" || fail "nothing in $l"
 	kill -9 $pid; wait $pid 2>/dev/null
-	for i in $(seq 100); do grep -q . "$l/cgroup.procs" || break; sleep 0.05; done
+	wait_until no_procs "$l" || fail "sandbox outlived SIGKILL of cloister"
 	[ -d "$l" ] || fail "killed run left nothing for gc to do"
 	clr gc
 	assert_contains "$OUT" "removed $l"
@@ -137,14 +151,17 @@ t_root_no_limits_no_cgroup() {
 
 t_user_limits_written_and_placed() {
 	userdir
-	as_user "$CL" "${RUN[@]}" --memory 48m --cpus 0.25 --pids 20 -- /bin/sleep 2 >out 2>err &
-	local w=$! l init; l=$(wait_leaf $DELEG/cloister)
+	gate_open
+	as_user "$CL" "${RUN[@]}" --memory 48m --cpus 0.25 --pids 20 -- "${GATED[@]}" <gate >out 2>err &
+	local w=$! l init; exec 9>gate; l=$(wait_leaf $DELEG/cloister)
 	[ -n "$l" ] || fail "no sandbox cgroup under $DELEG/cloister ($(cat err))"
 	assert_eq 50331648 "$(cat "$l/memory.max")" memory.max
 	assert_eq "25000 100000" "$(cat "$l/cpu.max")" cpu.max
 	assert_eq 20 "$(cat "$l/pids.max")" pids.max
-	for i in $(seq 100); do init=$(head -1 "$l/cgroup.procs"); [ -n "$init" ] && break; sleep 0.05; done
+	wait_until has_procs "$l" || fail "nothing in $l"
+	init=$(head -1 "$l/cgroup.procs")
 	assert_eq "0::${l#$G}" "$(cat /proc/$init/cgroup)" "sandbox init's cgroup"
+	exec 9>&-
 	wait $w; assert_eq 0 $? "exit code ($(cat err))"
 	[ ! -e "$l" ] || fail "$l left behind"
 }
@@ -172,25 +189,30 @@ t_user_oom_and_peak() {
 
 t_user_cgroup_kill_cleanup() {
 	userdir
-	as_user "$CL" "${RUN[@]}" --pids 50 -- /bin/sleep 1 >out 2>err &
-	local w=$! l; l=$(wait_leaf $DELEG/cloister)
-	runuser -u "$U" -- sleep 300 >/dev/null 2>&1 & local stray=$!
-	local sp; for i in $(seq 50); do sp=$(pgrep -u "$U" -x sleep -P $stray 2>/dev/null || pgrep -n -u "$U" -f 'sleep 300'); [ -n "$sp" ] && break; sleep 0.05; done
+	gate_open
+	as_user "$CL" "${RUN[@]}" --pids 50 -- "${GATED[@]}" <gate >out 2>err &
+	local w=$! l; exec 9>gate; l=$(wait_leaf $DELEG/cloister)
+	[ -n "$l" ] || fail "no sandbox cgroup ($(cat err))"
+	# The user's own process (setpriv execs, so $! is the sleep itself),
+	# not holding the gate.
+	setpriv --reuid="$U" --regid="$(id -g "$U")" --clear-groups sleep 300 >/dev/null 2>&1 9>&- &
+	local sp=$!
 	echo "$sp" > "$l/cgroup.procs" || fail "could not move the stray"
+	exec 9>&-
 	wait $w; assert_eq 0 $? "exit code ($(cat err))"
-	for i in $(seq 100); do kill -0 "$sp" 2>/dev/null || break; sleep 0.05; done
-	! kill -0 "$sp" 2>/dev/null || { kill "$sp"; fail "stray user process survived"; }
+	wait $sp; assert_eq 137 $? "stray user process killed by SIGKILL"
 	[ ! -e "$l" ] || fail "$l left behind"
 }
 
 t_user_sigkill_then_gc() {
 	userdir
-	as_user "$CL" "${RUN[@]}" --memory 64m -- /bin/sleep 30 >out 2>err &
-	local w=$! l pid i; l=$(wait_leaf $DELEG/cloister)
-	for i in $(seq 100); do grep -q . "$l/cgroup.procs" && break; sleep 0.05; done
+	gate_open
+	as_user "$CL" "${RUN[@]}" --memory 64m -- "${GATED[@]}" <gate >out 2>err &
+	local w=$! l pid; exec 9>gate; l=$(wait_leaf $DELEG/cloister)
+	wait_until has_procs "$l" || fail "nothing in $l ($(cat err))"
 	pid=${l##*/}; pid=${pid%%-*}
 	kill -9 "$pid"; wait $w 2>/dev/null
-	for i in $(seq 100); do grep -q . "$l/cgroup.procs" || break; sleep 0.05; done
+	wait_until no_procs "$l" || fail "sandbox outlived SIGKILL of cloister"
 	[ -d "$l" ] || fail "killed run left nothing for gc to do"
 	OUT=$(as_user "$CL" gc 2>&1)
 	assert_contains "$OUT" "removed $l"
