@@ -194,9 +194,16 @@ static void supervise(struct supervision *s)
 				break;
 			case NS_EV_SIGNAL: on_signal(s); break;
 			case NS_EV_TIMER: on_timeout(s); break;
-			default: ns_relay_event(s->relay, ev, evs[i].events); break;
+			case NS_EV_PUB_TCP: case NS_EV_PUB_UDP: case NS_EV_FWD_LISTEN:
+			case NS_EV_CONN: case NS_EV_UDP_PEER:
+				ns_relay_event(s->relay, ev, evs[i].events);
+				break;
+			default:
+				break;   /* kind 0 or unknown: never a reason to stop */
 			}
 		}
+		/* Only now: later events of this batch may name a flow that an
+		 * earlier one closed. */
 		ns_relay_end_batch(s->relay);
 	}
 	drain_sync(s);
