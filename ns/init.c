@@ -144,7 +144,7 @@ static void serve_socket_request(int sync_fd)
 		return;
 	type = m.status == SOCK_DGRAM ? SOCK_DGRAM : SOCK_STREAM;
 	fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	ns_msg_send_fd(sync_fd, NS_MSG_SOCKET, fd < 0 ? errno : 0, m.errnum, fd);
+	ns_msg_send_fd(sync_fd, NS_MSG_SOCKET, m.id, fd < 0 ? errno : 0, 0, fd);
 	if (fd >= 0)
 		close(fd);
 }

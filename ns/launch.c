@@ -83,7 +83,7 @@ static void handle_msg(struct supervision *s, const struct ns_msg *m, int fd)
 {
 	switch (m->type) {
 	case NS_MSG_SOCKET:
-		ns_relay_on_socket(s->relay, m->status, fd, m->errnum);
+		ns_relay_on_socket(s->relay, m->id, fd, m->errnum);
 		return;
 	case NS_MSG_LISTENER:
 		ns_relay_on_listener(s->relay, m->status, fd);

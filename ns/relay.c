@@ -147,7 +147,7 @@ void ns_relay_set_sync(struct ns_relay *r, int sync_fd)
 
 int rl_request_socket(struct ns_relay *r, int type, uint32_t id)
 {
-	return ns_msg_send_fd(r->sync_fd, NS_MSG_SOCKET_REQ, (int)id, type, -1);
+	return ns_msg_send_fd(r->sync_fd, NS_MSG_SOCKET_REQ, id, 0, type, -1);
 }
 
 void ns_relay_on_listener(struct ns_relay *r, int index, int fd)
@@ -165,14 +165,14 @@ void ns_relay_on_listener(struct ns_relay *r, int index, int fd)
 	}
 }
 
-void ns_relay_on_socket(struct ns_relay *r, int id, int fd, int errnum)
+void ns_relay_on_socket(struct ns_relay *r, uint32_t id, int fd, int errnum)
 {
 	if (!r) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
-	rl_flow_on_socket(r, (uint32_t)id, fd);
+	rl_flow_on_socket(r, id, fd);
 }
 
 void ns_relay_event(struct ns_relay *r, struct ns_ev *ev, uint32_t events)

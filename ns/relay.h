@@ -34,7 +34,7 @@ void ns_relay_set_sync(struct ns_relay *r, int sync_fd);
 void ns_relay_event(struct ns_relay *r, struct ns_ev *ev, uint32_t events);
 /* Replies from the sandbox side: a socket for request id, or a listener
  * for forward index. Takes ownership of fd. */
-void ns_relay_on_socket(struct ns_relay *r, int id, int fd, int errnum);
+void ns_relay_on_socket(struct ns_relay *r, uint32_t id, int fd, int errnum);
 void ns_relay_on_listener(struct ns_relay *r, int index, int fd);
 /* Frees flows closed while handling the last epoll batch: an event later
  * in the same batch may still point at them (their fds are out of epoll
