@@ -33,6 +33,8 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(B)/tests/%)
+PRELOAD_SRC := $(wildcard tests/preload/*.c)
+PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
 .PHONY: all asan deps demo check check-unit check-vm bench bench-quick install clean
@@ -56,6 +58,11 @@ $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(B)/libcloister.a
 $(B)/tests/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu17 -O2 -Wall -Werror -static $< -o $@
+
+# LD_PRELOAD probes the tests put in front of cloister (tests/preload/).
+$(B)/tests/%.so: tests/preload/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu17 -O2 -Wall -Werror -fPIC -shared $< -o $@ -ldl
 
 # `make asan`: build-asan/cloister with AddressSanitizer and UBSan, for the
 # relay stress in tests/integration/asan.sh. Its own object tree (B); all
@@ -93,7 +100,7 @@ demo:
 	./tests/demo.sh
 
 check: deps
-	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN)
+	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
 	@$(SUBMAKE) asan
 	@./tests/run.sh
 

@@ -355,6 +355,9 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	rc = ns_relay_open(p, s->epfd, &s->relay, err);
 	if (rc < 0)
 		return rc;
+	/* Planned here: the drop in the sandbox runs partly in a vfork child,
+	 * where libcap (it allocates) must not be called. */
+	ns_caps_plan(&c->caps, p->caps_keep);
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
