@@ -1,15 +1,18 @@
-/* Dropping capabilities with libcap. Order matters: the bounding set can only
- * shrink while CAP_SETPCAP is still effective, so it goes first. */
+/* Capabilities: names to bits with libcap (front-ends, parent side), and the
+ * drop as raw prctl/capset calls on a plan prepared before clone. */
 #define _GNU_SOURCE
 #include "ns/caps.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 unsigned ns_caps_last(void)
 {
@@ -43,44 +46,61 @@ int ns_caps_parse(const char *name, uint64_t *mask)
 	return 0;
 }
 
-static int set_flags(cap_t caps, uint64_t keep, cl_error *err)
+void ns_caps_plan(struct ns_caps_plan *pl, uint64_t keep)
 {
-	for (cap_value_t v = 0; (unsigned)v <= ns_caps_last() && v < 64; v++) {
-		if (!(keep & (1ULL << v)))
-			continue;
-		if (cap_set_flag(caps, CAP_PERMITTED, 1, &v, CAP_SET) < 0 ||
-		    cap_set_flag(caps, CAP_EFFECTIVE, 1, &v, CAP_SET) < 0 ||
-		    cap_set_flag(caps, CAP_INHERITABLE, 1, &v, CAP_SET) < 0)
-			return cl_fail_errno(err, "keeping capability %d", (int)v);
+	pl->last = ns_caps_last();
+	if (pl->last > 63)
+		pl->last = 63;
+	pl->keep = keep;
+}
+
+static bool kept(const struct ns_caps_plan *pl, unsigned v)
+{
+	return v < 64 && (pl->keep & (1ULL << v));
+}
+
+/* capset(2) with 64-bit sets: the kernel's v3 layout, two 32-bit words. */
+static int set_pei(uint64_t caps)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct d[2];
+
+	for (int i = 0; i < 2; i++) {
+		uint32_t w = (uint32_t)(caps >> (32 * i));
+		d[i].effective = d[i].permitted = d[i].inheritable = w;
 	}
+	return (int)syscall(SYS_capset, &hdr, d);
+}
+
+int ns_caps_limit(const struct ns_caps_plan *pl, cl_error *err)
+{
+	/* Bounding set first: shrinking it needs CAP_SETPCAP, which the
+	 * capset below takes away. EINVAL: a cap this kernel lacks. */
+	for (unsigned v = 0; v <= pl->last; v++) {
+		if (kept(pl, v))
+			continue;
+		if (prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0 && errno != EINVAL)
+			return cl_fail_errno(err, "dropping capability %u from the bounding set", v);
+	}
+	/* EINVAL: a kernel without ambient capabilities (before 4.3). */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return cl_fail_errno(err, "clearing ambient capabilities");
+	if (set_pei(pl->keep) < 0)
+		return cl_fail_errno(err, "dropping capabilities");
 	return 0;
 }
 
-int ns_caps_drop(uint64_t keep, cl_error *err)
+int ns_caps_raise_ambient(const struct ns_caps_plan *pl, cl_error *err)
 {
-	cap_t caps;
-	int rc;
+	for (unsigned v = 0; pl->keep && v <= pl->last; v++)
+		if (kept(pl, v) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
+			return cl_fail_errno(err, "raising ambient capability %u", v);
+	return 0;
+}
 
-	for (cap_value_t v = 0; (unsigned)v <= ns_caps_last(); v++) {
-		if (v < 64 && (keep & (1ULL << v)))
-			continue;
-		if (cap_drop_bound(v) < 0 && errno != EINVAL)
-			return cl_fail_errno(err, "dropping capability %d from the bounding set", (int)v);
-	}
-	if (cap_reset_ambient() < 0 && errno != EINVAL)
-		return cl_fail_errno(err, "clearing ambient capabilities");
-	caps = cap_init();
-	if (!caps)
-		return cl_fail_errno(err, "allocating capability state");
-	rc = set_flags(caps, keep, err);
-	if (rc == 0 && cap_set_proc(caps) < 0)
-		rc = cl_fail_errno(err, "dropping capabilities");
-	cap_free(caps);
-	if (rc < 0)
-		return rc;
-	/* Ambient last: a cap can only be ambient once permitted+inheritable. */
-	for (cap_value_t v = 0; keep && (unsigned)v <= ns_caps_last() && v < 64; v++)
-		if ((keep & (1ULL << v)) && cap_set_ambient(v, CAP_SET) < 0)
-			return cl_fail_errno(err, "raising ambient capability %d", (int)v);
+int ns_caps_clear(cl_error *err)
+{
+	if (set_pei(0) < 0)
+		return cl_fail_errno(err, "dropping capabilities");
 	return 0;
 }

@@ -1,5 +1,6 @@
-/* Capability handling for the command: every set cleared except the caps the
- * policy keeps (--cap-add), with libcap. */
+/* Capability handling for the sandbox: names to bits for the front-ends, and
+ * the drop, planned in the parent and applied with raw syscalls in init and
+ * the command (no libcap, no allocation: parts run in a vfork child). */
 #ifndef NS_CAPS_H
 #define NS_CAPS_H
 
@@ -7,9 +8,22 @@
 
 #include "src/error.h"
 
-/* Bounding, ambient, inheritable, permitted, effective: only `keep` stays.
- * Kept caps are raised in ambient so they survive exec as a non-root uid. */
-int ns_caps_drop(uint64_t keep, cl_error *err);
+/* Plain data the drop needs, computed before clone. */
+struct ns_caps_plan {
+	uint64_t keep;     /* the caps that stay (--cap-add) */
+	unsigned last;     /* highest capability number this kernel knows */
+};
+
+void ns_caps_plan(struct ns_caps_plan *pl, uint64_t keep);
+/* Bounding set and ambient cleared, permitted/effective/inheritable set to
+ * keep. The bounding set needs CAP_SETPCAP, so this runs first; a process
+ * forked afterwards inherits the result. */
+int ns_caps_limit(const struct ns_caps_plan *pl, cl_error *err);
+/* Raises every kept cap in ambient, so it survives exec as a non-root uid.
+ * Needs them permitted and inheritable (ns_caps_limit). */
+int ns_caps_raise_ambient(const struct ns_caps_plan *pl, cl_error *err);
+/* Permitted, effective and inheritable emptied. */
+int ns_caps_clear(cl_error *err);
 /* Capability name ("CAP_NET_ADMIN", "net_admin", "ALL") -> bitmask. */
 int ns_caps_parse(const char *name, uint64_t *mask);
 /* Highest capability number this kernel knows. */

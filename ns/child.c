@@ -109,7 +109,7 @@ static int forward_listeners(struct ns_child *c, cl_error *err)
 		int fd = ns_net_listen_loopback((uint16_t)port, err);
 		if (fd < 0)
 			return fd;
-		if (ns_msg_send_fd(c->sync_fd, NS_MSG_LISTENER, 0, (int)i, fd) < 0) {
+		if (ns_msg_send_fd(c->sync_fd, NS_MSG_LISTENER, 0, 0, (int)i, fd) < 0) {
 			close(fd);
 			return cl_fail(err, EPIPE, "handing over the listener for port %d", port);
 		}

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "ns/caps.h"
 #include "seccomp/seccomp.h"
 #include "src/policy.h"
 
@@ -28,6 +29,7 @@ struct ns_child {
 	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
 	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
+	struct ns_caps_plan caps;  /* the capability drop, planned before clone */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

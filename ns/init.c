@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -56,7 +55,9 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	 * cloister's own fds are all CLOEXEC already. */
 	if (!p->hooks.keep_fds && syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		return cl_fail_errno(err, "closing inherited file descriptors");
-	if (ns_caps_drop(p->caps_keep, err) < 0)
+	/* init limited the capability sets before starting us (see
+	 * ns_init_run); what is left is making kept caps survive exec. */
+	if (ns_caps_raise_ambient(&c->caps, err) < 0)
 		return cl_error_code(err);
 	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return cl_fail_errno(err, "setting no_new_privs");
@@ -95,19 +96,6 @@ _Noreturn static void cmd_exec(struct ns_child *c)
 
 /* ---- init (pid 1) ---- */
 
-/* No caps: init needs none once the command is started (the command needs
- * init's CAP_SETPCAP to shrink its bounding set, so not before). A failure
- * leaves init no stronger than it was during setup, so it is not fatal. */
-static void init_drop_caps(void)
-{
-	cap_t none = cap_init();
-
-	if (none) {
-		cap_set_proc(none);
-		cap_free(none);
-	}
-}
-
 /* Forward a signal unless the command already got it from the terminal
  * (same session, kernel-generated). */
 static void forward(struct ns_child *c, pid_t cmd, int sig, int code)
@@ -144,7 +132,7 @@ static void serve_socket_request(int sync_fd)
 		return;
 	type = m.status == SOCK_DGRAM ? SOCK_DGRAM : SOCK_STREAM;
 	fd = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	ns_msg_send_fd(sync_fd, NS_MSG_SOCKET, fd < 0 ? errno : 0, m.errnum, fd);
+	ns_msg_send_fd(sync_fd, NS_MSG_SOCKET, m.id, fd < 0 ? errno : 0, 0, fd);
 	if (fd >= 0)
 		close(fd);
 }
@@ -181,6 +169,35 @@ _Noreturn static void init_fail(struct ns_child *c, const char *what)
 	_exit(125);
 }
 
+/* Capabilities, before the command exists: bounding set and ambient empty,
+ * the other sets down to what the command keeps. init needs nothing more
+ * from here on, and the command inherits exactly this. Like every other
+ * setup failure, a failed drop is fatal: the command is never started. */
+static void init_limit_caps(struct ns_child *c)
+{
+	cl_error err = {0};
+
+	if (ns_caps_limit(&c->caps, &err) < 0) {
+		cl_wrap(&err, "init");
+		errno = err.errnum;
+		init_fail(c, err.msg);
+	}
+}
+
+/* After the command started: the caps it kept leave init too. Fatal as
+ * well; init exiting takes the command and the pid namespace with it. */
+static void init_clear_caps(struct ns_child *c, pid_t cmd)
+{
+	cl_error err = {0};
+
+	if (c->caps.keep && ns_caps_clear(&err) < 0) {
+		kill(cmd, SIGKILL);
+		cl_wrap(&err, "init, after starting the command");
+		errno = err.errnum;
+		init_fail(c, err.msg);
+	}
+}
+
 _Noreturn void ns_init_run(struct ns_child *c)
 {
 	sigset_t set;
@@ -188,8 +205,10 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	pid_t cmd;
 
 	/* --as-pid-1: no reaper, the command itself is pid 1. */
-	if (c->p->hooks.as_pid_1)
+	if (c->p->hooks.as_pid_1) {
+		init_limit_caps(c);
 		cmd_exec(c);
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -210,6 +229,10 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * resets the command's own dumpable flag. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		init_fail(c, "making init non-dumpable");
+	/* After the dumpable flag (no window where a same-uid process could
+	 * attach to a capable init), before vfork (the command inherits the
+	 * limited sets; the bounding set needs our CAP_SETPCAP). */
+	init_limit_caps(c);
 	/* vfork: the command only runs its last steps and execs, so copying
 	 * init's page tables is wasted work. init is suspended meanwhile; the
 	 * command never returns from cmd_exec (it execs or _exits), and it
@@ -217,8 +240,17 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	cmd = vfork();
 	if (cmd < 0)
 		init_fail(c, "starting the command");
-	if (cmd == 0)
+	if (cmd == 0) {
+		/* ===== command: vfork child, init's memory, uid as mapped =====
+		 * It shares init's address space until exec: no malloc/free,
+		 * no stdio, no libcap, nothing that takes a lock or changes a
+		 * heap or global init still uses. Everything it needs was
+		 * prepared before the vfork (argv, envp, seccomp programs, the
+		 * capability plan); it makes raw syscalls and writes only its
+		 * own stack, the command's environ and static buffers init
+		 * never reads. Errors go out with ns_msg_send, then _exit. */
 		cmd_exec(c);
+	}
 
 	/* ===== init: pid 1, no exec from here on ===== */
 	ns_trace(c->trace, "init", "fork");
@@ -226,7 +258,7 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * trees and other setup fds must not outlive setup in a process the
 	 * command shares namespaces with. */
 	ns_hooks_close_fds_except(c->sync_fd, c->lock_fd, sfd);
-	init_drop_caps();
+	init_clear_caps(c, cmd);
 	status = init_loop(c, cmd, sfd);
 	ns_trace(c->trace, "init", "command reaped");
 	ns_msg_send(c->sync_fd, NS_MSG_EXIT, 0, status, "exit", "");

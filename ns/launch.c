@@ -84,7 +84,7 @@ static void handle_msg(struct supervision *s, const struct ns_msg *m, int fd)
 {
 	switch (m->type) {
 	case NS_MSG_SOCKET:
-		ns_relay_on_socket(s->relay, m->status, fd, m->errnum);
+		ns_relay_on_socket(s->relay, m->id, fd, m->errnum);
 		return;
 	case NS_MSG_LISTENER:
 		ns_relay_on_listener(s->relay, m->status, fd);
@@ -195,9 +195,16 @@ static void supervise(struct supervision *s)
 				break;
 			case NS_EV_SIGNAL: on_signal(s); break;
 			case NS_EV_TIMER: on_timeout(s); break;
-			default: ns_relay_event(s->relay, ev, evs[i].events); break;
+			case NS_EV_PUB_TCP: case NS_EV_PUB_UDP: case NS_EV_FWD_LISTEN:
+			case NS_EV_CONN: case NS_EV_UDP_PEER:
+				ns_relay_event(s->relay, ev, evs[i].events);
+				break;
+			default:
+				break;   /* kind 0 or unknown: never a reason to stop */
 			}
 		}
+		/* Only now: later events of this batch may name a flow that an
+		 * earlier one closed. */
 		ns_relay_end_batch(s->relay);
 	}
 	drain_sync(s);
@@ -360,6 +367,9 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	rc = ns_relay_open(p, s->epfd, &s->relay, err);
 	if (rc < 0)
 		return rc;
+	/* Planned here: the drop in the sandbox runs partly in a vfork child,
+	 * where libcap (it allocates) must not be called. */
+	ns_caps_plan(&c->caps, p->caps_keep);
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");

@@ -45,6 +45,18 @@ int rl_watch(struct ns_relay *r, struct ns_ev *ev, uint32_t events)
 	return epoll_ctl(r->epfd, EPOLL_CTL_ADD, ev->fd, &e) < 0 ? -errno : 0;
 }
 
+void rl_close_watched(struct ns_relay *r, int fd)
+{
+	if (fd < 0)
+		return;
+	/* Out of epoll first: close() only drops the registration with the
+	 * last reference to the file, and init may still hold one (it sent
+	 * us the socket over SCM_RIGHTS); epoll would then keep reporting a
+	 * pointer into freed memory. ENOENT (never watched) is fine. */
+	epoll_ctl(r->epfd, EPOLL_CTL_DEL, fd, NULL);
+	close(fd);
+}
+
 static int bind_publish(struct ns_relay *r, size_t i, cl_error *err)
 {
 	const struct cl_port *pt = &r->p->ports[i];
@@ -135,7 +147,7 @@ void ns_relay_set_sync(struct ns_relay *r, int sync_fd)
 
 int rl_request_socket(struct ns_relay *r, int type, uint32_t id)
 {
-	return ns_msg_send_fd(r->sync_fd, NS_MSG_SOCKET_REQ, (int)id, type, -1);
+	return ns_msg_send_fd(r->sync_fd, NS_MSG_SOCKET_REQ, id, 0, type, -1);
 }
 
 void ns_relay_on_listener(struct ns_relay *r, int index, int fd)
@@ -153,14 +165,14 @@ void ns_relay_on_listener(struct ns_relay *r, int index, int fd)
 	}
 }
 
-void ns_relay_on_socket(struct ns_relay *r, int id, int fd, int errnum)
+void ns_relay_on_socket(struct ns_relay *r, uint32_t id, int fd, int errnum)
 {
 	if (!r) {
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
-	rl_flow_on_socket(r, (uint32_t)id, fd);
+	rl_flow_on_socket(r, id, fd);
 }
 
 void ns_relay_event(struct ns_relay *r, struct ns_ev *ev, uint32_t events)
@@ -199,11 +211,9 @@ void ns_relay_close(struct ns_relay *r)
 	rl_flows_close(r);
 	rl_flows_reap(r);
 	for (size_t i = 0; r->pubs && i < r->p->n_ports; i++)
-		if (r->pubs[i].ev.fd >= 0)
-			close(r->pubs[i].ev.fd);
+		rl_close_watched(r, r->pubs[i].ev.fd);
 	for (size_t i = 0; r->fwds && i < r->p->n_forwards; i++)
-		if (r->fwds[i].ev.fd >= 0)
-			close(r->fwds[i].ev.fd);
+		rl_close_watched(r, r->fwds[i].ev.fd);
 	free(r->pubs);
 	free(r->fwds);
 	free(r);

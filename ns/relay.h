@@ -9,11 +9,13 @@
 #include "src/error.h"
 #include "src/policy.h"
 
-/* Every epoll registration of the supervisor carries one of these. */
+/* Every epoll registration of the supervisor carries one of these. Kind 0
+ * is no kind: zeroed memory behind a stale pointer must never read as an
+ * event (it once read as "sandbox exited" and ended supervision). */
 enum ns_ev_kind {
-	NS_EV_PIDFD, NS_EV_SYNC, NS_EV_SIGNAL, NS_EV_TIMER,   /* ns/launch.c */
-	NS_EV_PUB_TCP, NS_EV_PUB_UDP, NS_EV_FWD_LISTEN,        /* relay listeners */
-	NS_EV_CONN, NS_EV_UDP_PEER,                            /* relay flows */
+	NS_EV_PIDFD = 1, NS_EV_SYNC, NS_EV_SIGNAL, NS_EV_TIMER,   /* ns/launch.c */
+	NS_EV_PUB_TCP, NS_EV_PUB_UDP, NS_EV_FWD_LISTEN,            /* relay listeners */
+	NS_EV_CONN, NS_EV_UDP_PEER,                                /* relay flows */
 };
 
 struct ns_ev {
@@ -32,10 +34,11 @@ void ns_relay_set_sync(struct ns_relay *r, int sync_fd);
 void ns_relay_event(struct ns_relay *r, struct ns_ev *ev, uint32_t events);
 /* Replies from the sandbox side: a socket for request id, or a listener
  * for forward index. Takes ownership of fd. */
-void ns_relay_on_socket(struct ns_relay *r, int id, int fd, int errnum);
+void ns_relay_on_socket(struct ns_relay *r, uint32_t id, int fd, int errnum);
 void ns_relay_on_listener(struct ns_relay *r, int index, int fd);
-/* Frees flows closed while handling the last epoll batch (an event later
- * in the same batch may still point at them). */
+/* Frees flows closed while handling the last epoll batch: an event later
+ * in the same batch may still point at them (their fds are out of epoll
+ * already, so no later batch can). */
 void ns_relay_end_batch(struct ns_relay *r);
 /* Closes every listener and flow; r may be NULL. */
 void ns_relay_close(struct ns_relay *r);

@@ -103,11 +103,10 @@ static void conn_free(struct ns_relay *r, struct rl_conn *c)
 			*pp = c->next;
 			break;
 		}
-	/* close() also removes the fds from epoll. */
-	if (c->a >= 0)
-		close(c->a);
-	if (c->b >= 0)
-		close(c->b);
+	/* The pipes are never watched; the sockets must leave epoll before
+	 * the struct can be freed. */
+	rl_close_watched(r, c->a);
+	rl_close_watched(r, c->b);
 	half_close(&c->ab);
 	half_close(&c->ba);
 	c->a = c->b = -1;
@@ -278,8 +277,7 @@ static void peer_free(struct ns_relay *r, struct rl_peer *peer)
 			*pp = peer->next;
 			break;
 		}
-	if (peer->ev.fd >= 0)
-		close(peer->ev.fd);
+	rl_close_watched(r, peer->ev.fd);
 	peer->ev.fd = -1;
 	free(peer->pend);
 	peer->pend = NULL;

@@ -34,6 +34,8 @@ struct ns_relay {
 };
 
 int rl_watch(struct ns_relay *r, struct ns_ev *ev, uint32_t events);
+/* EPOLL_CTL_DEL, then close; fd < 0 is a no-op. */
+void rl_close_watched(struct ns_relay *r, int fd);
 int rl_request_socket(struct ns_relay *r, int type, uint32_t id);
 
 void rl_accept_publish(struct ns_relay *r, struct rl_listener *l);

@@ -19,6 +19,7 @@ static void fill(struct ns_msg *m, uint32_t type, int errnum, int status, const 
                  const char *text)
 {
 	m->type = type;
+	m->id = 0;
 	m->errnum = errnum;
 	m->status = status;
 	copy_str(m->step, sizeof(m->step), step);
@@ -63,11 +64,12 @@ int ns_msg_send(int fd, uint32_t type, int errnum, int status, const char *step,
 	return send_msg(fd, &m, -1);
 }
 
-int ns_msg_send_fd(int fd, uint32_t type, int errnum, int status, int passfd)
+int ns_msg_send_fd(int fd, uint32_t type, uint32_t id, int errnum, int status, int passfd)
 {
 	struct ns_msg m;
 
 	fill(&m, type, errnum, status, "", "");
+	m.id = id;
 	return send_msg(fd, &m, passfd);
 }
 

@@ -15,16 +15,17 @@ enum ns_msg_type {
 	NS_MSG_GO,               /* parent -> child: cgroup placement done */
 	NS_MSG_READY,            /* child -> parent: setup done, about to exec */
 	NS_MSG_SOCKET_REQ,       /* parent -> init: a socket in the sandbox netns
-	                          * (status = SOCK_STREAM/SOCK_DGRAM, errnum = id) */
+	                          * (status = SOCK_STREAM/SOCK_DGRAM, id = request) */
 	NS_MSG_SOCKET,           /* init -> parent: that socket (fd attached),
-	                          * status = id, errnum = error if none */
+	                          * id = request, errnum = error if none */
 	NS_MSG_LISTENER,         /* child -> parent: forward-out listener (fd
 	                          * attached), status = forward index */
 };
 
 struct ns_msg {
 	uint32_t type;
-	int32_t errnum;
+	uint32_t id;             /* socket request/reply pairing; any value */
+	int32_t errnum;          /* clamped to 0..4095 on receipt */
 	int32_t status;
 	char step[48];
 	char text[CL_ERROR_MSG_MAX];
@@ -34,7 +35,7 @@ struct ns_msg {
 int ns_msg_send(int fd, uint32_t type, int errnum, int status, const char *step,
                 const char *text);
 /* Sends a message with fd attached (SCM_RIGHTS); fd < 0 sends none. */
-int ns_msg_send_fd(int fd, uint32_t type, int errnum, int status, int passfd);
+int ns_msg_send_fd(int fd, uint32_t type, uint32_t id, int errnum, int status, int passfd);
 /* Receives one message; the child side is less trusted, so every field is
  * bounds-checked and NUL-terminated. Returns 1, 0 on EOF, or -errno. */
 int ns_msg_recv(int fd, struct ns_msg *m);
