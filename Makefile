@@ -2,7 +2,7 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
-PKGS    := jansson libcap libmnl libseccomp
+PKGS    := jansson libcap libmnl libseccomp sqlite3
 
 B := build
 # Warnings are errors; every opt-out is listed with its reason (none so far).
@@ -22,12 +22,12 @@ ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 STATIC_LIBS ?= 1
 LIBDIR := $(shell $(CC) -print-multiarch 2>/dev/null | sed 's|^|/usr/lib/|')
 ifeq ($(STATIC_LIBS)$(wildcard $(LIBDIR)/libjansson.a)$(wildcard $(LIBDIR)/libcap.a)$(wildcard $(LIBDIR)/libseccomp.a),1$(LIBDIR)/libjansson.a$(LIBDIR)/libcap.a$(LIBDIR)/libseccomp.a)
-LIBS := -Wl,-Bstatic -ljansson -lcap -lseccomp -Wl,-Bdynamic -lmnl
+LIBS := -Wl,-Bstatic -ljansson -lcap -lseccomp -Wl,-Bdynamic -lmnl -lsqlite3 -lm
 else
-LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp)
+LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp -lsqlite3) -lm
 endif
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)

@@ -1,0 +1,525 @@
+/* The lifecycle of one sandbox, in Smithers' order: admit, create, ship,
+ * execute, collect (validate, review gate), complete or fail, cleanup. */
+#define _GNU_SOURCE
+#include "src/sandbox/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+#include "src/fdio.h"
+#include "src/policy_json.h"
+#include "src/sandbox/bundle.h"
+#include "src/sandbox/egress.h"
+#include "src/sandbox/exec.h"
+#include "src/sandbox/fsafe.h"
+#include "src/sandbox/layout.h"
+#include "src/sandbox/policy_build.h"
+#include "src/sandbox/provider.h"
+#include "src/status.h"
+
+struct run {
+	const struct sb_spec *s;
+	const struct sb_run_opts *o;
+	struct sb_secrets *secrets;
+	struct sb_layout l;
+	char *config_json;
+	double child_started;
+};
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static double mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void progress(struct run *r, const char *stage, int pct, json_t *extra)
+{
+	json_t *o = json_pack("{s:s,s:s,s:i}", "sandboxId", r->s->sandbox_id, "stage", stage,
+	                      "progress", pct);
+	cl_autofree char *line = NULL;
+
+	if (extra) {
+		json_object_update(o, extra);
+		json_decref(extra);
+	}
+	if (r->o->progress_fd >= 0 && (line = sb_dumps_scrubbed(r->secrets, o))) {
+		size_t n = strlen(line);
+		line[n] = '\n';
+		/* Heartbeats are advisory: a closed reader does not stop the run. */
+		(void)cl_write_all(r->o->progress_fd, line, n + 1);
+		line[n] = '\0';
+	}
+	json_decref(o);
+}
+
+/* Emits type with payload fields (stolen) plus the common ones. */
+static void event(struct run *r, const char *type, json_t *payload)
+{
+	cl_autofree char *text = NULL;
+
+	json_object_set_new(payload, "type", json_string(type));
+	json_object_set_new(payload, "runId", json_string(r->s->run_id));
+	json_object_set_new(payload, "sandboxId", json_string(r->s->sandbox_id));
+	json_object_set_new(payload, "timestampMs", json_integer(wall_ms()));
+	if (r->o->store && r->o->store->event && (text = sb_dumps_scrubbed(r->secrets, payload)))
+		r->o->store->event(r->o->store->ctx, r->s, type, text);
+	json_decref(payload);
+}
+
+static void update(struct run *r, const char *status, json_t *fields)
+{
+	if (r->o->store && r->o->store->update)
+		r->o->store->update(r->o->store->ctx, r->s, status, fields);
+	if (fields)
+		json_decref(fields);
+}
+
+int sb_collect_secrets(const struct sb_spec *s, struct sb_secrets *out)
+{
+	const struct sb_egress *eg = &s->egress;
+	const char *k;
+	json_t *v;
+	int rc = 0;
+
+	if (s->env)
+		json_object_foreach(s->env, k, v)
+			if (sb_key_is_secret(k))
+				rc = rc ? rc : sb_secrets_add(out, json_string_value(v));
+	if (eg->env)
+		json_object_foreach(eg->env, k, v)
+			rc = rc ? rc : sb_secrets_add(out, json_string_value(v));
+	if (eg->secret_bindings)
+		json_object_foreach(eg->secret_bindings, k, v)
+			rc = rc ? rc : sb_secrets_add(out, json_string_value(v));
+	if (eg->http_proxy)
+		rc = rc ? rc : sb_secrets_add(out, eg->http_proxy);
+	if (eg->https_proxy)
+		rc = rc ? rc : sb_secrets_add(out, eg->https_proxy);
+	return rc;
+}
+
+char *sb_config_json(const struct sb_spec *s, const struct sb_secrets *secrets)
+{
+	json_t *c = sb_redact_keys(s->root), *env = json_object();
+	const char *k;
+	json_t *v;
+	char *out;
+
+	if (s->env) {
+		json_object_foreach(s->env, k, v)
+			json_object_set_new(env, k, json_string("[redacted]"));
+		json_object_set_new(c, "env", env);
+	} else {
+		json_decref(env);
+	}
+	if (s->egress.present)
+		json_object_set_new(c, "egress", sb_egress_redacted(&s->egress));
+	json_object_set_new(c, "selectedRuntime", json_string("native"));
+	out = sb_dumps_scrubbed(secrets, c);
+	json_decref(c);
+	return out;
+}
+
+/* ---- create ---- */
+static int step_create(struct run *r, struct sb_error *e)
+{
+	int rc = sb_layout_create(&r->l, e);
+
+	if (rc < 0)
+		return rc;
+	/* The writable result file the protocol names, bound over a
+	 * placeholder in the read-only request. */
+	rc = sb_write_at(r->l.tmp_fd, "sandbox-result.json", "", 0, 0666);
+	if (rc < 0)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "creating %s", r->l.result_file);
+	return 0;
+}
+
+/* ---- ship ---- */
+static int write_request_files(struct run *r, struct sb_error *e)
+{
+	json_t *req = sb_provider_request(r->s);
+	cl_autofree char *text = sb_dumps_scrubbed(r->secrets, req);
+	int rc;
+
+	json_decref(req);
+	if (!text)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request file");
+	if ((rc = sb_write_at(r->l.request_fd, SB_REQUEST_FILE, text, strlen(text), 0644)) < 0 ||
+	    (rc = sb_write_at(r->l.request_fd, SB_RESULT_FILE, "", 0, 0644)) < 0)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing %s/.smithers", r->l.request);
+	if (r->s->egress.ca_pem &&
+	    (rc = sb_write_at(r->l.request_fd, SB_EGRESS_CA_RELATIVE, r->s->egress.ca_pem,
+	                      strlen(r->s->egress.ca_pem), 0644)) < 0)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the egress CA");
+	return 0;
+}
+
+static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
+{
+	int rc;
+
+	*bytes = 0;
+	if (r->s->request_bundle && (rc = sb_copy_tree(r->s->request_bundle, r->l.request_fd, bytes, e)) < 0)
+		return rc;
+	if (!r->s->request_bundle) {
+		json_t *readme = json_pack("{s:s,s:s,s:s,s:s,s:O}", "status", "pending", "sandboxId",
+		                           r->s->sandbox_id, "provider", "native", "runtime", r->s->runtime,
+		                           "input", r->s->input ? r->s->input : json_object());
+		cl_autofree char *text = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_decref(readme);
+		if (!text || (rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
+		*bytes = strlen(text);
+	}
+	return write_request_files(r, e);
+}
+
+/* ---- execute ---- */
+static json_t *protocol_env(struct run *r)
+{
+	json_t *env = sb_egress_env(&r->s->egress, r->s->egress.http_proxy, r->s->egress.https_proxy);
+	char id[SB_ID_MAX * 2 + 2];
+
+	json_object_set_new(env, "SMITHERS_SANDBOX_REQUEST_PATH", json_string(SB_REQUEST_INSIDE));
+	json_object_set_new(env, "SMITHERS_SANDBOX_RESULT_PATH", json_string(SB_RESULT_INSIDE));
+	/* Lets a cloister started inside know it is nested. */
+	snprintf(id, sizeof(id), "%s/%s", r->s->run_id, r->s->sandbox_id);
+	json_object_set_new(env, "CLOISTER_SANDBOX", json_string(id));
+	return env;
+}
+
+static int read_result_file(struct run *r, char **out, struct sb_error *e)
+{
+	cl_autoclose int fd = openat(r->l.tmp_fd, "sandbox-result.json",
+	                             O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	size_t len;
+	int rc;
+
+	if (fd < 0)
+		return sb_fail(e, SB_EXECUTION_FAILED, errno, NULL, "reading %s", SB_RESULT_INSIDE);
+	rc = cl_read_all(fd, SB_MAX_README_BYTES, out, &len);
+	if (rc < 0)
+		return sb_fail(e, SB_EXECUTION_FAILED, -rc, NULL, "reading %s", SB_RESULT_INSIDE);
+	return 0;
+}
+
+/* ---- collect ---- */
+static int count_diff_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, "+++", 3) == 0 || strncmp(l, "---", 3) == 0)
+			continue;
+		if (*l == '+' || *l == '-')
+			n++;
+	}
+	return n;
+}
+
+static int diff_lines(const struct sb_bundle *b, const char *path)
+{
+	cl_autoclose int bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	json_t *db = json_object_get(b->manifest, "diffBundle"), *p;
+	int total = 0;
+	size_t i;
+
+	for (size_t k = 0; bfd >= 0 && k < b->n_patch_files; k++) {
+		cl_autoclose int fd = openat(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		cl_autofree char *text = NULL;
+		size_t len;
+		if (fd >= 0 && cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &text, &len) == 0)
+			total += count_diff_lines(text);
+	}
+	json_array_foreach(json_object_get(db, "patches"), i, p)
+		if (json_is_string(json_object_get(p, "diff")))
+			total += count_diff_lines(json_string_value(json_object_get(p, "diff")));
+	return total;
+}
+
+static size_t diff_bundle_patches(const json_t *manifest)
+{
+	json_t *db = json_object_get(manifest, "diffBundle");
+
+	return json_is_object(db) && json_is_array(json_object_get(db, "patches"))
+	       ? json_array_size(json_object_get(db, "patches")) : 0;
+}
+
+static int review_gate(struct run *r, const struct sb_bundle *b, const char *path, size_t patches,
+                       struct sb_error *e)
+{
+	if (!r->s->review_diffs || patches == 0)
+		return 0;
+	event(r, "SandboxDiffReviewRequested",
+	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, path)));
+	if (!r->s->auto_accept_diffs) {
+		event(r, "SandboxDiffRejected",
+		      json_pack("{s:s}", "reason", "Diff review approval is required before applying sandbox patches."));
+		return sb_fail(e, SB_INVALID_INPUT, 0,
+		               json_pack("{s:s,s:I}", "sandboxId", r->s->sandbox_id, "patchCount", (json_int_t)patches),
+		               "Sandbox produced changes that require review approval.");
+	}
+	event(r, "SandboxDiffAccepted", json_pack("{s:I}", "patchCount", (json_int_t)patches));
+	return 0;
+}
+
+static json_t *ids(struct run *r, const struct sb_materialized *m)
+{
+	return json_pack("{s:s,s:s,s:s?,s:s?,s:s?}", "runId", r->s->run_id, "sandboxId", r->s->sandbox_id,
+	                 "remoteRunId", m->remote_run_id, "workspaceId", m->workspace_id,
+	                 "containerId", m->container_id);
+}
+
+static json_t *execution_json(const struct sb_exec_result *x)
+{
+	cl_autofree char *st = cl_status_to_json(&x->st);
+	json_t *o = st ? json_loads(st, 0, NULL) : json_object();
+
+	json_object_set_new(o, "stdout", json_string(x->out.data ? x->out.data : ""));
+	json_object_set_new(o, "stderr", json_string(x->err.data ? x->err.data : ""));
+	return o;
+}
+
+static int step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
+                        json_t **result, struct sb_error *e)
+{
+	struct sb_materialized m;
+	struct sb_bundle b;
+	size_t patches;
+	json_t *out;
+	int rc;
+
+	if ((rc = sb_provider_materialize(pres, &r->l, &m, e)) < 0)
+		return rc;
+	rc = sb_bundle_validate(m.bundle_path, &b, e);
+	if (rc < 0) {
+		if (m.artifacts)
+			json_decref(m.artifacts);
+		return rc;
+	}
+	patches = b.n_patch_files + diff_bundle_patches(b.manifest);
+	progress(r, "bundle-collected", 85, json_pack("{s:s,s:I}", "bundlePath", m.bundle_path,
+	                                              "patchCount", (json_int_t)patches));
+	event(r, "SandboxBundleReceived",
+	      json_pack("{s:I,s:I,s:b}", "bundleSizeBytes", (json_int_t)b.size_bytes, "patchCount",
+	                (json_int_t)patches, "hasOutputs", json_object_get(b.manifest, "outputs") != NULL));
+	rc = review_gate(r, &b, m.bundle_path, patches, e);
+	if (rc == 0) {
+		out = ids(r, &m);
+		if (m.passthrough) {
+			json_object_set_new(out, "bundlePath", json_string(m.bundle_path));
+		} else {
+			json_t *mp = json_object_get(b.manifest, "patches");
+			char logs[PATH_MAX * 2 + 32];
+			snprintf(logs, sizeof(logs), "%s/logs/stream.ndjson", m.bundle_path);
+			json_object_set_new(out, "status", json_string(b.status));
+			json_object_set(out, "output", json_object_get(b.manifest, "outputs")
+			                ? json_object_get(b.manifest, "outputs") : json_null());
+			if (json_object_get(b.manifest, "diffBundle"))
+				json_object_set(out, "diffBundle", json_object_get(b.manifest, "diffBundle"));
+			json_object_set_new(out, "patches", json_is_array(mp) ? json_incref(mp) : json_array());
+			json_object_set_new(out, "artifacts", m.artifacts ? json_incref(m.artifacts) : json_array());
+			json_object_set_new(out, "streamLogPath", b.has_logs ? json_string(logs) : json_null());
+		}
+		json_object_set_new(out, "execution", execution_json(x));
+		update(r, b.status, json_pack("{s:s?,s:s?,s:s?,s:s}", "remoteRunId", m.remote_run_id,
+		                              "workspaceId", m.workspace_id, "containerId", m.container_id,
+		                              "bundlePath", m.bundle_path));
+		event(r, "SandboxCompleted",
+		      json_pack("{s:s?,s:s,s:s,s:f}", "remoteRunId", m.remote_run_id, "runtime", "native",
+		                "status", b.status, "durationMs", mono_ms() - r->child_started));
+		progress(r, "completed", 100, json_pack("{s:s}", "status", b.status));
+		*result = out;
+	}
+	if (m.artifacts)
+		json_decref(m.artifacts);
+	sb_bundle_free(&b);
+	return rc;
+}
+
+static int timed_out(struct run *r, const struct sb_exec_result *x, json_t **result, struct sb_error *e)
+{
+	static const char readme[] = "{\n  \"outputs\": {\"reason\": \"timeout\"},\n  \"status\": \"failed\"\n}\n";
+	json_t *out;
+
+	/* The runner's partial result is not trusted: the bundle says failed. */
+	if (sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644) < 0)
+		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a symlink.");
+	sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:I}", "reason", "timeout", "toolTimeoutMs",
+	                                             (json_int_t)r->s->tool_timeout_ms),
+	        "Sandbox %s timed out after %llu ms.", r->s->sandbox_id,
+	        (unsigned long long)r->s->tool_timeout_ms);
+	out = json_pack("{s:s,s:s,s:s,s:s,s:n,s:[],s:[],s:n}", "status", "failed", "reason", "timeout",
+	                "runId", r->s->run_id, "sandboxId", r->s->sandbox_id, "output", "patches",
+	                "artifacts", "streamLogPath");
+	json_object_set_new(out, "execution", execution_json(x));
+	*result = out;
+	return -ETIMEDOUT;
+}
+
+static int step_execute(struct run *r, json_t **result, struct sb_error *e)
+{
+	struct cl_policy p;
+	struct sb_exec_result x;
+	json_t *env = protocol_env(r), *pres = NULL;
+	cl_autofree char *raw = NULL;
+	const char *out;
+	int rc;
+
+	rc = sb_build_policy(r->s, &r->l, env, &p, e);
+	json_decref(env);
+	if (rc < 0) {
+		cl_policy_free(&p);
+		return rc;
+	}
+	progress(r, "executing", 40, NULL);
+	r->child_started = mono_ms();
+	rc = sb_exec(&p, r->s->max_output_bytes, &x, e);
+	cl_policy_free(&p);
+	if (rc < 0)
+		return rc;
+	progress(r, "child-finished", 70, json_pack("{s:i}", "exitCode", x.st.exit_code));
+	update(r, "shipped", NULL);
+	event(r, "SandboxHeartbeat", json_pack("{s:s,s:i}", "remoteRunId", r->s->sandbox_id, "progress", 1));
+	if (x.st.timed_out) {
+		rc = timed_out(r, &x, result, e);
+		sb_exec_result_free(&x);
+		return rc;
+	}
+	out = x.out.data ? x.out.data : "";
+	while (*out == ' ' || *out == '\n' || *out == '\t' || *out == '\r')
+		out++;
+	if (x.st.exit_code != 0 && *out != '{') {
+		const char *detail = x.err.len ? x.err.data : out;
+		rc = sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:i}", "provider", "cloister", "exitCode",
+		                                                  x.st.exit_code),
+		             "Sandbox command \"%s\" exited with code %d: %.300s", r->s->command,
+		             x.st.exit_code, detail);
+		sb_exec_result_free(&x);
+		return rc;
+	}
+	if (*out != '{' && (rc = read_result_file(r, &raw, e)) < 0) {
+		sb_exec_result_free(&x);
+		return rc;
+	}
+	rc = sb_provider_parse_result(*out == '{' ? out : raw, r->s->sandbox_id, SB_RESULT_INSIDE,
+	                              r->secrets, &pres, e);
+	if (rc == 0) {
+		rc = step_collect(r, &x, pres, result, e);
+		json_decref(pres);
+	}
+	sb_exec_result_free(&x);
+	return rc;
+}
+
+static int nested_refused(const struct sb_spec *s, struct sb_error *e)
+{
+	const char *parent = getenv("CLOISTER_SANDBOX");
+
+	if (!parent || s->allow_nested)
+		return 0;
+	return sb_fail(e, SB_INVALID_INPUT, 0,
+	               json_pack("{s:s,s:s}", "sandboxId", s->sandbox_id, "parentSandbox", parent),
+	               "Nested <Sandbox> execution is disabled by default. Set allowNested on the nested "
+	               "sandbox only if the provider and diff policy are explicitly designed for nesting.");
+}
+
+static int dry_run(struct run *r, json_t **result, struct sb_error *e)
+{
+	struct cl_policy p;
+	json_t *env = protocol_env(r);
+	cl_autofree char *text = NULL;
+	int rc = sb_build_policy(r->s, &r->l, env, &p, e);
+
+	json_decref(env);
+	if (rc == 0 && (text = cl_policy_to_json(&p)))
+		*result = json_loads(text, 0, NULL);
+	cl_policy_free(&p);
+	if (rc == 0 && !*result)
+		rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "printing the policy");
+	return rc;
+}
+
+int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secrets *secrets,
+           json_t **result, int *exit_code, struct sb_error *e)
+{
+	struct run r = {.s = s, .o = o, .secrets = secrets};
+	uint64_t bytes;
+	int rc;
+
+	*result = NULL;
+	*exit_code = 125;
+	if ((rc = sb_collect_secrets(s, secrets)) < 0)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "collecting secrets");
+	if ((rc = nested_refused(s, e)) < 0 ||
+	    (rc = sb_layout_paths(s->root_dir, s->run_id, s->sandbox_id, &r.l, e)) < 0)
+		return rc;
+	if (o->dry_run) {
+		rc = dry_run(&r, result, e);
+		*exit_code = rc < 0 ? 125 : 0;
+		return rc;
+	}
+	progress(&r, "initializing", 0, NULL);
+	r.config_json = sb_config_json(s, secrets);
+	if (o->store && o->store->admit &&
+	    (rc = o->store->admit(o->store->ctx, s, r.config_json ? r.config_json : "{}", e)) < 0) {
+		free(r.config_json);
+		progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
+		return rc;
+	}
+	event(&r, "SandboxCreated", json_pack("{s:s,s:s}", "runtime", "native", "configJson",
+	                                      r.config_json ? r.config_json : "{}"));
+	rc = step_create(&r, e);
+	if (rc == 0) {
+		progress(&r, "created", 10, NULL);
+		rc = step_ship(&r, &bytes, e);
+	}
+	if (rc == 0) {
+		event(&r, "SandboxShipped", json_pack("{s:s,s:I}", "runtime", "native", "bundleSizeBytes",
+		                                      (json_int_t)bytes));
+		progress(&r, "shipped", 25, NULL);
+		update(&r, "shipped", NULL);
+		rc = step_execute(&r, result, e);
+	}
+	if (rc < 0) {
+		json_t *err = sb_error_to_json(e);
+		update(&r, "failed", json_pack("{s:s}", "bundlePath", r.l.result));
+		event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error", err));
+		progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
+		*exit_code = rc == -ETIMEDOUT ? 124 : sb_error_exit_code(e);
+	} else {
+		const char *st = json_string_value(json_object_get(*result, "status"));
+		*exit_code = !st || strcmp(st, "finished") == 0 ? 0 : 1;
+	}
+	/* ---- cleanup: request/ and tmp/ go, result/ stays ---- */
+	{
+		struct sb_error ce = {0};
+		if (sb_layout_cleanup(&r.l, &ce) < 0 && rc == 0) {
+			*e = ce;
+			rc = -EIO;
+			*exit_code = 125;
+		} else {
+			sb_error_clear(&ce);
+		}
+	}
+	sb_layout_close(&r.l);
+	free(r.config_json);
+	return rc == -ETIMEDOUT ? 0 : rc;
+}
