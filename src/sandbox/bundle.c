@@ -58,6 +58,8 @@ static int bounds(const json_t *v, const char *field, int depth, struct sb_error
 	json_t *item;
 	size_t i;
 
+	/* Depth counts containers: [1] is depth 1, [[1]] depth 2. */
+	depth += json_is_array(v) || json_is_object(v);
 	if (depth > SB_OUTPUT_MAX_DEPTH)
 		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:i}", "field", field, "maxDepth",
 		                                                  SB_OUTPUT_MAX_DEPTH),
@@ -72,7 +74,7 @@ static int bounds(const json_t *v, const char *field, int depth, struct sb_error
 			                                                  "maxArrayLength", SB_OUTPUT_MAX_ARRAY),
 			               "%s contains an array longer than %d items.", field, SB_OUTPUT_MAX_ARRAY);
 		json_array_foreach(v, i, item)
-			if (bounds(item, field, depth + 1, e) < 0)
+			if (bounds(item, field, depth, e) < 0)
 				return -EINVAL;
 	}
 	if (json_is_object(v)) {
@@ -80,7 +82,7 @@ static int bounds(const json_t *v, const char *field, int depth, struct sb_error
 			if (strlen(k) > SB_OUTPUT_MAX_STRING)
 				return sb_invalid(e, field, "%s contains a string longer than %d characters.",
 				                  field, SB_OUTPUT_MAX_STRING);
-			if (bounds(item, field, depth + 1, e) < 0)
+			if (bounds(item, field, depth, e) < 0)
 				return -EINVAL;
 		}
 	}
@@ -89,7 +91,6 @@ static int bounds(const json_t *v, const char *field, int depth, struct sb_error
 
 int sb_json_within_bounds(const json_t *v, const char *field, struct sb_error *e)
 {
-	/* Depth counts containers: a scalar is depth 0, [1] is depth 1. */
 	return v ? bounds(v, field, 0, e) : 0;
 }
 

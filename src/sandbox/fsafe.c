@@ -134,7 +134,9 @@ int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *
 	*bytes = 0;
 	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0) {
-		if (errno == ELOOP)
+		struct stat st;
+		/* O_NOFOLLOW|O_DIRECTORY on a link says ENOTDIR or ELOOP. */
+		if (errno == ELOOP || (errno == ENOTDIR && lstat(src, &st) == 0 && S_ISLNK(st.st_mode)))
 			return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "path", src),
 			               "Sandbox request bundle may not be a symlink: %s", src);
 		return sb_fail(e, SB_INVALID_INPUT, errno, json_pack("{s:s}", "field", "requestBundlePath"),

@@ -28,6 +28,7 @@ int sb_layout_paths(const char *root_dir, const char *run_id, const char *sandbo
 	snprintf(l->result, sizeof(l->result), "%s/result", l->root);
 	snprintf(l->tmp, sizeof(l->tmp), "%s/tmp", l->root);
 	snprintf(l->result_file, sizeof(l->result_file), "%s/tmp/sandbox-result.json", l->root);
+	snprintf(l->empty_profile, sizeof(l->empty_profile), "%s/tmp/empty-profile", l->root);
 	return 0;
 }
 

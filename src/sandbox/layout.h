@@ -18,6 +18,7 @@ struct sb_layout {
 	char result[PATH_MAX];
 	char tmp[PATH_MAX];
 	char result_file[PATH_MAX];   /* tmp/sandbox-result.json, bound writable */
+	char empty_profile[PATH_MAX]; /* tmp/empty-profile, bound over /etc/profile */
 	int root_fd, request_fd, result_fd, tmp_fd;
 };
 

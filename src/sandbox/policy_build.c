@@ -39,6 +39,10 @@ static int add_mounts(const struct sb_spec *s, const struct sb_layout *l, struct
 		if (!cl_policy_add_mount(p, CL_MNT_BIND, s->volumes[i].host, s->volumes[i].container,
 		                         s->volumes[i].readonly ? CL_MF_RO : 0))
 			return nomem(e, "volumes");
+	/* `sh -l` reads /etc/profile, which would set the host's PATH and
+	 * profile.d variables: the command must see only the spec's env. */
+	if (!cl_policy_add_mount(p, CL_MNT_BIND, l->empty_profile, "/etc/profile", CL_MF_RO | CL_MF_TRY))
+		return nomem(e, "mounts");
 	if (!cl_policy_add_mount(p, CL_MNT_BIND, l->request, "/workspace", CL_MF_RO) ||
 	    !cl_policy_add_mount(p, CL_MNT_BIND, l->result, "/result", 0) ||
 	    /* The protocol's result file stays writable inside the read-only

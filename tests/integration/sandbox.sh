@@ -1,0 +1,368 @@
+#!/bin/bash
+# `cloister sandbox run`, `bundle validate`, `ps` and `events`: the Smithers
+# lifecycle end to end, each validation rule class, hostile request and
+# result bundles, limits, secrets, concurrency and crash reconciliation.
+. "$(dirname "$0")/../lib.sh"
+
+# jq-like field access without jq: py 'expr over j' < json
+py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
+
+# Writes spec.json with the given extra JSON members (may be empty).
+spec() {  # command [extra-json-members]
+	local cmd=$1 extra=${2:-}
+	mkdir -p "$T_TMP/req"
+	python3 - "$T_TMP" "$cmd" "$extra" >"$T_TMP/spec.json" <<'PY'
+import json, sys
+tmp, cmd, extra = sys.argv[1:4]
+s = {"runId": "r1", "sandboxId": "s1", "rootDir": tmp, "command": cmd,
+     "requestBundlePath": tmp + "/req"}
+if extra:
+    s.update(json.loads("{" + extra + "}"))
+print(json.dumps(s))
+PY
+}
+run_spec() { clr sandbox run --spec "$T_TMP/spec.json" --json "$@"; }
+SBX() { echo "$T_TMP/.smithers/sandboxes/${1:-r1}/${2:-s1}"; }
+ok_result='echo "{\"status\":\"finished\",\"outputs\":{\"answer\":42,\"list\":[1,2]}}"'
+
+t_happy_path_round_trips_outputs() {
+	mkdir -p "$T_TMP/req"; echo hello >"$T_TMP/req/in.txt"
+	spec "test \"\$(cat in.txt)\" = hello || exit 9; $ok_result"
+	run_spec
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	assert_eq "finished" "$(py 'j["status"]' <<<"$OUT")" status
+	assert_eq "42 [1, 2]" "$(py 'str(j["output"]["answer"]) + " " + str(j["output"]["list"])' <<<"$OUT")" outputs
+	assert_eq "s1 s1 s1" "$(py 'j["remoteRunId"]+" "+j["workspaceId"]+" "+j["containerId"]' <<<"$OUT")" ids
+	assert_not_contains "$OUT" '"bundlePath"'
+	# cleanup: only result/ is left
+	assert_eq "result" "$(ls "$(SBX)")" "left after cleanup"
+	clr bundle validate "$(SBX)/result" --json
+	assert_eq 0 "$RC" "result bundle valid ($ERR)"
+}
+
+t_events_and_ps_record_the_lifecycle() {
+	spec "$ok_result"
+	run_spec
+	assert_eq 0 "$RC" "run ($ERR)"
+	clr events r1 --root "$T_TMP"
+	assert_eq "SandboxCreated SandboxShipped SandboxHeartbeat SandboxBundleReceived SandboxCompleted" \
+		"$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))')" events
+	assert_eq "1 2 3 4 5" "$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["seq"]) for l in sys.stdin))')" seq
+	(cd "$T_TMP" && "$CL" ps --json) >"$T_TMP/ps.json" || fail "ps failed"
+	assert_eq "finished" "$(py 'j[0]["status"]' <"$T_TMP/ps.json")" "ps status"
+}
+
+t_result_file_and_request_file() {
+	spec 'r=$(cat "$SMITHERS_SANDBOX_REQUEST_PATH"); case $r in *\"runId\":\"r1\"*) ;; *) exit 7;; esac; echo "{\"status\":\"failed\",\"outputs\":\"via-file\"}" >"$SMITHERS_SANDBOX_RESULT_PATH"; echo not json here' \
+		'"input":{"q":1}'
+	run_spec
+	assert_eq 1 "$RC" "failed status exits 1 ($ERR)"
+	assert_eq "failed via-file" "$(py 'j["status"]+" "+j["output"]' <<<"$OUT")" "result from the file"
+}
+
+t_cancelled_status() {
+	spec 'echo "{\"status\":\"cancelled\"}"'
+	run_spec
+	assert_eq 1 "$RC" "exit ($ERR)"
+	assert_eq cancelled "$(py 'j["status"]' <<<"$OUT")" status
+}
+
+t_only_spec_env_and_no_network() {
+	spec 'echo "{\"status\":\"finished\",\"outputs\":{\"env\":\"$(env | sort | tr "\n" " ")\",\"ifs\":\"$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\n" " ")\",\"cwd\":\"$(pwd)\"}}"' \
+		'"env":{"ONLY":"this"}'
+	HOSTVAR=leak run_spec
+	assert_eq 0 "$RC" "run ($ERR)"
+	env=$(py 'j["output"]["env"]' <<<"$OUT")
+	assert_contains "$env" "ONLY=this"
+	assert_contains "$env" "PATH=/usr/local/bin:/usr/bin:/bin"
+	assert_not_contains "$env" "HOSTVAR"
+	assert_eq "lo " "$(py 'j["output"]["ifs"]' <<<"$OUT")" "interfaces without allowNetwork"
+	assert_eq "/workspace" "$(py 'j["output"]["cwd"]' <<<"$OUT")" cwd
+}
+
+t_workspace_read_only_result_writable() {
+	spec 'touch /workspace/x 2>/dev/null && exit 5; echo data >/result/extra.txt || exit 6; echo "{\"status\":\"finished\"}"'
+	run_spec
+	assert_eq 0 "$RC" "run ($OUT $ERR)"
+	assert_eq data "$(cat "$(SBX)/result/extra.txt")" "file written to /result"
+}
+
+t_dry_run_policy() {
+	spec true '"allowNetwork":true,"memoryLimit":"64m","cpuLimit":"0.5","toolTimeoutMs":1500,"volumes":[{"host":"/usr","container":"/data"}]'
+	clr sandbox run --spec "$T_TMP/spec.json" --dry-run
+	assert_eq 0 "$RC" "dry run ($ERR)"
+	assert_contains "$OUT" '"timeout_ms":1500'
+	assert_contains "$OUT" '"/data"'
+	assert_contains "$OUT" '"/workspace"'
+	assert_contains "$OUT" "67108864"
+	[ ! -e "$T_TMP/.smithers/sandboxes" ] || fail "dry run created directories"
+}
+
+# code|message fragment|extra spec members (runId etc. replaced when given)
+INVALID_CASES=(
+	'INVALID_INPUT|Unknown sandbox spec field: bogus.|"bogus":1'
+	'INVALID_INPUT|runId must be a non-empty string.|"runId":""'
+	'INVALID_INPUT|runId must be at most 256 characters.|"runId":"'"$(printf 'a%.0s' $(seq 257))"'"'
+	'INVALID_INPUT|sandboxId must not contain|"sandboxId":"../x"'
+	'INVALID_INPUT|rootDir must be an absolute path.|"rootDir":"rel/dir"'
+	'INVALID_INPUT|Sandbox env keys must be valid environment variable names.|"env":{"1BAD":"x"}'
+	'INVALID_INPUT|Sandbox env values must be strings.|"env":{"A":1}'
+	'INVALID_INPUT|Sandbox env entry is outside supported bounds.|"env":{"A":"a\u0000b"}'
+	'INVALID_INPUT|ports[0].host must be an integer port between 1 and 65535.|"ports":[{"host":0,"container":80}]'
+	'INVALID_INPUT|ports[0].container must be an integer port between 1 and 65535.|"ports":[{"host":8080,"container":70000}]'
+	'INVALID_INPUT|volumes[0].host must be an absolute path.|"volumes":[{"host":"rel","container":"/d"}]'
+	'INVALID_INPUT|Sandbox volumes may not override /workspace or /result.|"volumes":[{"host":"/tmp","container":"/workspace"}]'
+	'INVALID_INPUT|Sandbox volumes may not override /workspace or /result.|"volumes":[{"host":"/tmp","container":"/result/sub"}]'
+	'INVALID_INPUT|Sandbox volumes may not override /workspace or /result.|"volumes":[{"host":"/tmp","container":"/x/../workspace"}]'
+	'INVALID_INPUT|memoryLimit is not a supported sandbox resource limit.|"memoryLimit":"512x"'
+	'INVALID_INPUT|memoryLimit is not a supported sandbox resource limit.|"memoryLimit":"0"'
+	'INVALID_INPUT|cpuLimit is not a supported sandbox resource limit.|"cpuLimit":"01"'
+	'INVALID_INPUT|Sandbox workspace must include a non-empty name.|"workspace":{"name":"  "}'
+	'INVALID_INPUT|Sandbox workspace persistence must be ephemeral or sticky.|"workspace":{"name":"w","persistence":"forever"}'
+	'INVALID_INPUT|Sandbox workspace idleTimeoutSecs must be a non-negative number.|"workspace":{"name":"w","idleTimeoutSecs":-1}'
+	'INVALID_INPUT|Sandbox egress must use either caCertPem or caCertPath, not both.|"egress":{"caCertPem":"x","caCertPath":"/y"}'
+	'INVALID_INPUT|egress.env keys must be valid environment variable names.|"egress":{"env":{"a-b":"x"}}'
+	'INVALID_INPUT|egress.noProxy must be a string or string array.|"egress":{"noProxy":5}'
+	'INVALID_INPUT|Unsupported sandbox runtime: nope|"runtime":"nope"'
+	'INVALID_INPUT|allowNetwork must be a boolean.|"allowNetwork":"yes"'
+	'INVALID_INPUT|toolTimeoutMs must be a positive integer.|"toolTimeoutMs":0'
+)
+
+t_every_validation_rule() {
+	local c code msg extra
+	for c in "${INVALID_CASES[@]}"; do
+		code=${c%%|*}; c=${c#*|}; msg=${c%%|*}; extra=${c#*|}
+		spec true "$extra" 2>/dev/null || fail "bad test row $extra"
+		run_spec
+		assert_eq 125 "$RC" "exit for $extra"
+		assert_eq "$code" "$(py 'j["code"]' <<<"$ERR")" "code for $extra"
+		assert_contains "$(py 'j["message"]' <<<"$ERR")" "$msg" "message for $extra"
+		[ -z "$OUT" ] || fail "stdout not empty for $extra: $OUT"
+	done
+	printf '{"runId": ' >"$T_TMP/spec.json"
+	run_spec
+	assert_eq INVALID_INPUT "$(py 'j["code"]' <<<"$ERR")" "broken JSON"
+}
+
+t_readable_error_without_json() {
+	spec true '"runId":""'
+	clr sandbox run --spec "$T_TMP/spec.json"
+	assert_eq 125 "$RC" exit
+	assert_eq "cloister: INVALID_INPUT: runId must be a non-empty string." "$ERR" "one readable line"
+}
+
+t_ship_refuses_symlinks_and_special_files() {
+	spec true
+	ln -s /etc/passwd "$T_TMP/req/link"
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlink ($ERR)"
+	rm "$T_TMP/req/link"; rm -rf "$T_TMP/.smithers"
+	mkfifo "$T_TMP/req/fifo"
+	run_spec
+	assert_eq TOOL_PATH_INVALID "$(py 'j["code"]' <<<"$ERR")" "fifo ($ERR)"
+	rm "$T_TMP/req/fifo"; rm -rf "$T_TMP/.smithers"
+	mkdir -p "$T_TMP/real"; ln -s "$T_TMP/real" "$T_TMP/reqlink"
+	spec true "\"requestBundlePath\":\"$T_TMP/reqlink\""
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlinked bundle root ($ERR)"
+}
+
+t_timeout_kills_and_fails() {
+	spec 'sleep 60; echo "{\"status\":\"finished\"}"' '"toolTimeoutMs":300'
+	local t0=$SECONDS
+	run_spec
+	assert_eq 124 "$RC" "exit ($ERR)"
+	[ $((SECONDS - t0)) -lt 50 ] || fail "timeout did not kill the sandbox"
+	assert_eq "failed timeout True" "$(py 'j["status"]+" "+j["reason"]+" "+str(j["execution"]["timed_out"])' <<<"$OUT")" result
+	assert_contains "$ERR" '"reason":"timeout"'
+	(cd "$T_TMP" && "$CL" ps --json) | grep -q '"status":"failed"' || fail "row not failed"
+}
+
+t_output_cap_truncates() {
+	spec 'head -c 100000 /dev/zero | tr "\0" x >&2; echo "{\"status\":\"finished\"}" >"$SMITHERS_SANDBOX_RESULT_PATH"' '"maxOutputBytes":100'
+	run_spec
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_eq True "$(py 'j["execution"]["output_truncated"]' <<<"$OUT")" output_truncated
+	assert_contains "$(py 'j["execution"]["stderr"]' <<<"$OUT")" "[truncated 99900 bytes]"
+}
+
+t_runner_result_errors() {
+	spec 'echo oops >&2; exit 3'
+	run_spec
+	assert_eq SANDBOX_EXECUTION_FAILED "$(py 'j["code"]' <<<"$ERR")" "nonzero exit ($ERR)"
+	assert_contains "$ERR" 'exited with code 3: oops'
+	spec true '"sandboxId":"s2"'
+	run_spec
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "Sandbox produced no result JSON"
+	spec 'echo "{nope"' '"sandboxId":"s3"'
+	run_spec
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "Sandbox produced invalid result JSON"
+	spec 'echo "[1]" >"$SMITHERS_SANDBOX_RESULT_PATH"' '"sandboxId":"s4"'
+	run_spec
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "Sandbox result JSON must be an object."
+	spec 'echo "{\"status\":\"finished\",\"bundlePath\":\"/result\"}"' '"sandboxId":"s5"'
+	run_spec
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "contains both bundlePath and status"
+	spec 'echo "{\"outputs\":1}"' '"sandboxId":"s6"'
+	run_spec
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "must include either bundlePath or status"
+}
+
+t_result_bundle_attacks_in_run() {
+	spec 'ln -s /etc/passwd /result/README.md; echo "{\"bundlePath\":\"/result\"}"'
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlinked README ($ERR)"
+	spec 'ln -s /etc /result/patches; echo "{\"status\":\"finished\",\"patches\":[{\"path\":\"patches/a.patch\",\"content\":\"x\"}]}"' '"sandboxId":"s2"'
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlinked patches dir ($ERR)"
+	[ ! -e /etc/a.patch ] || fail "wrote through the symlink"
+	spec 'echo "{\"status\":\"finished\",\"patches\":[{\"path\":\"patches/../../x.patch\",\"content\":\"x\"}]}"' '"sandboxId":"s3"'
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "escaping patch ($ERR)"
+	spec 'echo "{\"bundlePath\":\"/etc\"}"' '"sandboxId":"s4"'
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "bundlePath outside /result ($ERR)"
+}
+
+t_review_gate() {
+	mkdir -p "$T_TMP/req"
+	echo '{"status":"finished","patches":[{"path":"patches/a.patch","content":"+x\n-y\n"}]}' >"$T_TMP/req/res.json"
+	spec 'cat res.json'
+	run_spec
+	assert_eq INVALID_INPUT "$(py 'j["code"]' <<<"$ERR")" "review required ($ERR)"
+	assert_contains "$ERR" "require review approval"
+	spec 'cat res.json' '"sandboxId":"s2","autoAcceptDiffs":true'
+	run_spec
+	assert_eq 0 "$RC" "auto accepted ($ERR)"
+	assert_eq "patches/a.patch" "$(py 'j["patches"][0]' <<<"$OUT")" patches
+	clr events r1 --root "$T_TMP"
+	assert_contains "$OUT" '"totalDiffLines":2'
+	assert_contains "$OUT" SandboxDiffRejected
+	assert_contains "$OUT" SandboxDiffAccepted
+}
+
+# A bundle directory with a README.
+mkbundle() {
+	local def='{"status":"finished"}'
+	mkdir -p "$T_TMP/b"; printf '%s' "${1-$def}" >"$T_TMP/b/README.md"
+}
+expect_bundle() {  # code message
+	clr bundle validate "$T_TMP/b" --json
+	assert_eq 125 "$RC" "exit for $2"
+	assert_eq "$1" "$(py 'j["code"]' <<<"$ERR")" "code for $2 ($ERR)"
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "$2"
+	rm -rf "$T_TMP/b"
+}
+
+t_bundle_validate_attacks() {
+	mkbundle; clr bundle validate "$T_TMP/b" --json
+	assert_eq 0 "$RC" "valid bundle ($ERR)"
+	assert_eq finished "$(py 'j["status"]' <<<"$OUT")" status
+	rm -rf "$T_TMP/b"
+	mkdir -p "$T_TMP/b"; echo '{"status":"finished"}' >"$T_TMP/real.md"; ln -s "$T_TMP/real.md" "$T_TMP/b/README.md"
+	expect_bundle TOOL_PATH_ESCAPE "README.md may not be a symlink."
+	mkdir -p "$T_TMP/b"; expect_bundle INVALID_INPUT "Sandbox bundle is missing README.md"
+	mkbundle "   "; expect_bundle INVALID_INPUT "README.md is empty."
+	mkbundle "not json"; expect_bundle INVALID_INPUT "README.md must contain valid JSON."
+	mkbundle "[1,2]"; expect_bundle INVALID_INPUT "README.md JSON must be an object."
+	mkbundle '{"outputs":1}'; expect_bundle INVALID_INPUT "must include status: finished | failed | cancelled."
+	mkbundle; mkdir -p "$T_TMP/b/logs"; ln -s /etc/passwd "$T_TMP/b/logs/stream.ndjson"
+	expect_bundle TOOL_PATH_ESCAPE "may not contain symlinks."
+	mkbundle '{"status":"finished","patches":["patches/../../x.patch"]}'
+	expect_bundle TOOL_PATH_ESCAPE "Path escapes sandbox root"
+	mkbundle '{"status":"finished","patches":["../x.patch"]}'
+	expect_bundle TOOL_PATH_ESCAPE "Path escapes sandbox root"
+	mkbundle '{"status":"finished","patches":["other/x.patch"]}'
+	expect_bundle TOOL_PATH_ESCAPE "Sandbox patch path escapes bundle root: other/x.patch"
+	mkbundle; mkdir -p "$T_TMP/b/patches"; (cd "$T_TMP/b/patches" && for i in $(seq 1001); do : >"p$i.patch"; done)
+	expect_bundle INVALID_INPUT "too many patch files (max 1000)."
+	mkbundle; head -c $((5 * 1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >>"$T_TMP/b/README.md"
+	expect_bundle INVALID_INPUT "README.md exceeds 5242880 bytes"
+	mkbundle; truncate -s $((100 * 1024 * 1024 + 1)) "$T_TMP/b/big.bin"
+	expect_bundle INVALID_INPUT "Sandbox bundle exceeds 104857600 bytes"
+	mkbundle "{\"status\":\"finished\",\"outputs\":$(printf '[%.0s' $(seq 17))$(printf ']%.0s' $(seq 17))}"
+	expect_bundle INVALID_INPUT "maximum JSON depth of 16"
+	mkbundle "{\"status\":\"finished\",\"outputs\":[$(seq -s, 513)]}"
+	expect_bundle INVALID_INPUT "array longer than 512"
+	mkbundle; ln -s "$T_TMP/b" "$T_TMP/blink"
+	clr bundle validate "$T_TMP/blink" --json
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlinked bundle dir"
+}
+
+t_secrets_never_written() {
+	local secret=sekrit-$RANDOM-value proxy="http://user:pw-$RANDOM@127.0.0.1:3128"
+	spec 'echo "token=$API_TOKEN egress=$EGRESS_KEY proxy=$HTTP_PROXY" >&2; exit 4' \
+		"\"env\":{\"API_TOKEN\":\"$secret\"},\"egress\":{\"env\":{\"EGRESS_KEY\":\"e-$secret\"},\"httpProxy\":\"$proxy\",\"secretBindings\":{\"GH\":\"b-$secret\"}},\"config\":{\"apiKey\":\"c-$secret\"}"
+	run_spec
+	assert_eq SANDBOX_EXECUTION_FAILED "$(py 'j["code"]' <<<"$ERR")" "($ERR)"
+	assert_contains "$ERR" "token=[redacted]"
+	assert_not_contains "$OUT$ERR" "$secret"
+	assert_not_contains "$OUT$ERR" "$proxy"
+	if grep -rqa -e "$secret" -e "$proxy" "$T_TMP/.smithers"; then
+		fail "secret found in: $(grep -rla -e "$secret" -e "$proxy" "$T_TMP/.smithers")"
+	fi
+	clr events r1 --root "$T_TMP"
+	assert_contains "$OUT" "SandboxFailed"
+	assert_not_contains "$OUT" "$secret"
+}
+
+t_egress_env_and_ca() {
+	spec 'echo "{\"status\":\"finished\",\"outputs\":{\"p\":\"$HTTPS_PROXY $https_proxy $NO_PROXY\",\"ca\":\"$SSL_CERT_FILE\",\"pem\":\"$(cat $CURL_CA_BUNDLE)\"}}"' \
+		'"egress":{"httpsProxy":"http://proxy:1","noProxy":["a","b"],"caCertPem":"PEMDATA"}'
+	run_spec
+	assert_eq 0 "$RC" "run ($ERR)"
+	assert_eq "[redacted] [redacted] a,b" "$(py 'j["output"]["p"]' <<<"$OUT")" "proxy env (proxy URLs are secrets)"
+	assert_eq "/workspace/.smithers/egress/ca.crt PEMDATA" "$(py 'j["output"]["ca"]+" "+j["output"]["pem"]' <<<"$OUT")" ca
+}
+
+t_nested_refused() {
+	spec true
+	CLOISTER_SANDBOX=outer/s0 run_spec
+	assert_eq INVALID_INPUT "$(py 'j["code"]' <<<"$ERR")" "($ERR)"
+	assert_contains "$ERR" "Nested <Sandbox> execution is disabled by default."
+}
+
+t_concurrency_limit_refuses_extra_runs() {
+	local i n
+	mkdir -p "$T_TMP/gate" && chmod 777 "$T_TMP/gate"
+	for i in $(seq 12); do
+		spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
+			"\"sandboxId\":\"c$i\",\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
+		cp "$T_TMP/spec.json" "$T_TMP/spec$i.json"
+	done
+	for i in $(seq 12); do
+		( "$CL" sandbox run --spec "$T_TMP/spec$i.json" --json >"$T_TMP/out$i" 2>"$T_TMP/err$i"; echo $? >"$T_TMP/rc$i" ) &
+	done
+	# The two refused runs end on their own; the ten admitted wait for the gate.
+	for _ in $(seq 1200); do
+		n=$(cat "$T_TMP"/rc* 2>/dev/null | wc -l)
+		[ "$n" -ge 2 ] && break
+		sleep 0.1
+	done
+	touch "$T_TMP/gate/go"
+	wait
+	assert_eq 2 "$(grep -l 'Sandbox concurrency limit reached for run r1 (10).' "$T_TMP"/err* | wc -l)" refused
+	assert_eq 10 "$(grep -l '"status":"finished"' "$T_TMP"/out* | wc -l)" finished
+}
+
+t_crash_is_reconciled() {
+	local pid st=""
+	mkdir -p "$T_TMP/gate"
+	spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
+		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
+	"$CL" sandbox run --spec "$T_TMP/spec.json" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1200); do
+		st=$("$CL" ps --json --root "$T_TMP" 2>/dev/null | py 'j[0]["status"] if j else ""' 2>/dev/null)
+		[ "$st" = shipped ] && break
+		sleep 0.1
+	done
+	assert_eq shipped "$st" "running row"
+	kill -9 "$pid"; wait "$pid" 2>/dev/null
+	assert_eq failed "$("$CL" ps --json --root "$T_TMP" | py 'j[0]["status"]')" "after the crash"
+	clr events r1 --root "$T_TMP"
+	assert_contains "$OUT" "exited before it finished"
+	touch "$T_TMP/gate/go"
+}
+
+run_tests
