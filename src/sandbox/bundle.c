@@ -324,7 +324,8 @@ int sb_bundle_validate(const char *path, struct sb_bundle *b, struct sb_error *e
 	if (!path || path[0] != '/')
 		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Sandbox bundle path must be absolute.");
 	bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (bfd < 0 && errno == ELOOP)
+	struct stat st;
+	if (bfd < 0 && (errno == ELOOP || (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))))
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "bundlePath", path),
 		               "Sandbox bundle may not be a symlink.");
 	if (bfd < 0)
