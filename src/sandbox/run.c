@@ -21,6 +21,7 @@
 #include "src/sandbox/layout.h"
 #include "src/sandbox/policy_build.h"
 #include "src/sandbox/provider.h"
+#include "src/sandbox/proxy.h"
 #include "src/status.h"
 
 struct run {
@@ -194,9 +195,9 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 }
 
 /* ---- execute ---- */
-static json_t *protocol_env(struct run *r)
+static json_t *protocol_env(struct run *r, const struct sb_proxy_plan *pl)
 {
-	json_t *env = sb_egress_env(&r->s->egress, r->s->egress.http_proxy, r->s->egress.https_proxy);
+	json_t *env = sb_egress_env(&r->s->egress, pl->http, pl->https);
 	char id[SB_ID_MAX * 2 + 2];
 
 	json_object_set_new(env, "SMITHERS_SANDBOX_REQUEST_PATH", json_string(SB_REQUEST_INSIDE));
@@ -376,17 +377,48 @@ static int timed_out(struct run *r, const struct sb_exec_result *x, json_t **res
 	return -ETIMEDOUT;
 }
 
+/* Policy plus the egress relays a network-less sandbox needs to reach
+ * its proxies (the rewritten URLs carry the same credentials: secrets). */
+static int build(struct run *r, struct cl_policy *p, struct sb_error *e)
+{
+	struct sb_proxy_plan pl;
+	json_t *env;
+	cl_error err = {0};
+	int rc;
+
+	cl_policy_init(p);
+	rc = sb_proxy_plan(r->s->egress.http_proxy, r->s->egress.https_proxy, r->s->allow_network, &pl, e);
+	if (rc < 0)
+		return rc;
+	if ((pl.http && sb_secrets_add(r->secrets, pl.http) < 0) ||
+	    (pl.https && sb_secrets_add(r->secrets, pl.https) < 0)) {
+		sb_proxy_plan_free(&pl);
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "egress");
+	}
+	env = protocol_env(r, &pl);
+	rc = sb_build_policy(r->s, &r->l, env, p, e);
+	json_decref(env);
+	for (int i = 0; rc == 0 && i < pl.n_fw; i++) {
+		char fw[320];
+		snprintf(fw, sizeof(fw), "%u:%s%s%s:%u", pl.fw[i].inside_port, strchr(pl.fw[i].host, ':') ? "[" : "",
+		         pl.fw[i].host, strchr(pl.fw[i].host, ':') ? "]" : "", pl.fw[i].host_port);
+		if (cl_policy_add_forward(p, fw, &err) < 0 || cl_policy_validate(p, &err) < 0)
+			rc = sb_from_cl(e, SB_INVALID_INPUT, &err);
+	}
+	sb_proxy_plan_free(&pl);
+	return rc;
+}
+
 static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 {
 	struct cl_policy p;
 	struct sb_exec_result x;
-	json_t *env = protocol_env(r), *pres = NULL;
+	json_t *pres = NULL;
 	cl_autofree char *raw = NULL;
 	const char *out;
 	int rc;
 
-	rc = sb_build_policy(r->s, &r->l, env, &p, e);
-	json_decref(env);
+	rc = build(r, &p, e);
 	if (rc < 0) {
 		cl_policy_free(&p);
 		return rc;
@@ -446,11 +478,9 @@ static int nested_refused(const struct sb_spec *s, struct sb_error *e)
 static int dry_run(struct run *r, json_t **result, struct sb_error *e)
 {
 	struct cl_policy p;
-	json_t *env = protocol_env(r);
 	cl_autofree char *text = NULL;
-	int rc = sb_build_policy(r->s, &r->l, env, &p, e);
+	int rc = build(r, &p, e);
 
-	json_decref(env);
 	if (rc == 0 && (text = cl_policy_to_json(&p)))
 		*result = json_loads(text, 0, NULL);
 	cl_policy_free(&p);

@@ -308,11 +308,51 @@ t_secrets_never_written() {
 
 t_egress_env_and_ca() {
 	spec 'echo "{\"status\":\"finished\",\"outputs\":{\"p\":\"$HTTPS_PROXY $https_proxy $NO_PROXY\",\"ca\":\"$SSL_CERT_FILE\",\"pem\":\"$(cat $CURL_CA_BUNDLE)\"}}"' \
-		'"egress":{"httpsProxy":"http://proxy:1","noProxy":["a","b"],"caCertPem":"PEMDATA"}'
+		'"allowNetwork":true,"egress":{"httpsProxy":"http://proxy:1","noProxy":["a","b"],"caCertPem":"PEMDATA"}'
 	run_spec
 	assert_eq 0 "$RC" "run ($ERR)"
 	assert_eq "[redacted] [redacted] a,b" "$(py 'j["output"]["p"]' <<<"$OUT")" "proxy env (proxy URLs are secrets)"
 	assert_eq "/workspace/.smithers/egress/ca.crt PEMDATA" "$(py 'j["output"]["ca"]+" "+j["output"]["pem"]' <<<"$OUT")" ca
+}
+
+# A host HTTP proxy on loopback that answers every request with its line.
+proxy_server() {  # port ready-file
+	python3 - "$1" "$2" <<'PY' &
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("proxied " + self.path + " auth=" + str(self.headers.get("Proxy-Authorization") is not None)).encode()
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+s.timeout = 120
+open(sys.argv[2], "w").close()
+s.handle_request()
+PY
+}
+
+t_egress_proxy_through_relay_without_network() {
+	local port ready="$T_TMP/proxy.ready"
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	proxy_server "$port" "$ready"
+	for _ in $(seq 600); do [ -e "$ready" ] && break; sleep 0.1; done
+	[ -e "$ready" ] || fail "proxy did not start"
+	spec 'r=$(python3 -c "import urllib.request,json; print(json.dumps(urllib.request.urlopen(\"http://example.invalid/x\", timeout=60).read().decode()))") || exit 8; echo "{\"status\":\"finished\",\"outputs\":{\"r\":$r,\"p\":\"$http_proxy\"}}"' \
+		"\"egress\":{\"httpProxy\":\"http://127.0.0.1:$port\"}"
+	run_spec
+	wait
+	assert_eq 0 "$RC" "run ($ERR)"
+	assert_eq "proxied http://example.invalid/x auth=False" "$(py 'j["output"]["r"]' <<<"$OUT")" "reply through the relay"
+	clr sandbox run --spec "$T_TMP/spec.json" --dry-run
+	assert_contains "$OUT" "\"forward_out\":[{\"sandbox_port\":$port,\"host\":\"127.0.0.1\""
+}
+
+t_progress_heartbeats() {
+	spec "$ok_result"
+	"$CL" sandbox run --spec "$T_TMP/spec.json" --progress-fd 3 3>"$T_TMP/progress" >/dev/null 2>&1 || fail "run failed"
+	assert_eq "initializing:0 created:10 shipped:25 executing:40 child-finished:70 bundle-collected:85 completed:100" \
+		"$(python3 -c 'import json,sys; print(" ".join("%s:%d" % (d["stage"], d["progress"]) for d in map(json.loads, open(sys.argv[1]))))' "$T_TMP/progress")" stages
 }
 
 t_nested_refused() {

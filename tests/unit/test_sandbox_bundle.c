@@ -6,6 +6,7 @@
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/exec.h"
 #include "src/sandbox/provider.h"
+#include "src/sandbox/proxy.h"
 #include "src/state/store.h"
 #include "tests/unit/unit.h"
 
@@ -150,8 +151,40 @@ static void test_max_concurrent(void)
 	CHECK("limit junk -> 10", st_max_concurrent("ten") == 10);
 }
 
+static void test_proxy(void)
+{
+	struct sb_proxy_url u;
+	struct sb_proxy_plan pl;
+	struct sb_error e = {0};
+	char *in;
+
+	CHECK("proxy with credentials", sb_proxy_parse("http://u:p@proxy.local:3128/x", &u) == 0 &&
+	      strcmp(u.host, "proxy.local") == 0 && u.port == 3128 && strcmp(u.userinfo, "u:p") == 0);
+	in = sb_proxy_inside_url(&u, 4000);
+	CHECK("inside URL keeps credentials", strcmp(in, "http://u:p@127.0.0.1:4000/x") == 0);
+	free(in);
+	CHECK("default ports", sb_proxy_parse("https://h", &u) == 0 && u.port == 443 &&
+	      sb_proxy_parse("h:8080", &u) == 0 && u.port == 8080 && strcmp(u.scheme, "http") == 0);
+	CHECK("ipv6 host", sb_proxy_parse("http://[::1]:3128", &u) == 0 && strcmp(u.host, "::1") == 0);
+	CHECK("bad port", sb_proxy_parse("http://h:0", &u) < 0 && sb_proxy_parse("http://h:x", &u) < 0);
+	CHECK("empty host", sb_proxy_parse("http://:80", &u) < 0);
+	CHECK("one relay for one endpoint",
+	      sb_proxy_plan("http://h:3128", "http://h:3128", false, &pl, &e) == 0 && pl.n_fw == 1 &&
+	      strcmp(pl.https, "http://127.0.0.1:3128") == 0);
+	sb_proxy_plan_free(&pl);
+	CHECK("two endpoints, two inside ports",
+	      sb_proxy_plan("http://a:3128", "http://b:3128", false, &pl, &e) == 0 && pl.n_fw == 2 &&
+	      pl.fw[0].inside_port != pl.fw[1].inside_port);
+	sb_proxy_plan_free(&pl);
+	CHECK("network allowed: URL unchanged",
+	      sb_proxy_plan("http://a:1", NULL, true, &pl, &e) == 0 && pl.n_fw == 0 && strcmp(pl.http, "http://a:1") == 0);
+	sb_proxy_plan_free(&pl);
+	sb_error_clear(&e);
+}
+
 int main(void)
 {
+	test_proxy();
 	test_manifest();
 	test_bounds();
 	test_patch_paths();
