@@ -289,6 +289,46 @@ t_bundle_validate_attacks() {
 	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlinked bundle dir"
 }
 
+t_bundle_swapped_while_validating() {
+	local i out=""
+	mkdir -p "$T_TMP/b"
+	echo '{"status":"finished","outputs":"from-the-link-target"}' >"$T_TMP/target.md"
+	echo '{"status":"failed"}' >"$T_TMP/valid.md"
+	cp "$T_TMP/valid.md" "$T_TMP/b/README.md"
+	# Flip README.md between a file and a symlink as fast as possible.
+	( while [ ! -e "$T_TMP/stop" ]; do
+		ln -sfn "$T_TMP/target.md" "$T_TMP/b/.l" && mv -Tf "$T_TMP/b/.l" "$T_TMP/b/README.md"
+		cp "$T_TMP/valid.md" "$T_TMP/b/.f" && mv -Tf "$T_TMP/b/.f" "$T_TMP/b/README.md"
+	done ) &
+	for i in $(seq 150); do
+		out="$out$("$CL" bundle validate "$T_TMP/b" --json 2>&1)"
+	done
+	touch "$T_TMP/stop"; wait
+	assert_not_contains "$out" "from-the-link-target" "validation followed a swapped-in symlink"
+	mkfifo "$T_TMP/fifo.md"; rm -f "$T_TMP/b/README.md" "$T_TMP/b/.l" "$T_TMP/b/.f"
+	mv "$T_TMP/fifo.md" "$T_TMP/b/README.md"
+	clr bundle validate "$T_TMP/b" --json
+	assert_contains "$ERR" "Sandbox bundle is missing README.md" "a fifo README (must not block)"
+}
+
+t_limits_applied_or_refused_clearly() {
+	spec 'echo "{\"status\":\"finished\"}"' '"memoryLimit":"64m","cpuLimit":"0.5"'
+	run_spec
+	if [ "$RC" = 0 ]; then
+		[ "$(py 'j["execution"]["memory_peak_bytes"]' <<<"$OUT")" != None ] || fail "limits not applied: $OUT"
+	else
+		assert_eq PROCESS_SPAWN_FAILED "$(py 'j["code"]' <<<"$ERR")" "refusal ($ERR)"
+		assert_contains "$ERR" "cgroup"
+	fi
+}
+
+t_no_request_bundle_gets_a_readme() {
+	spec 'grep -q "\"status\": \"pending\"" README.md || exit 3; echo "{\"status\":\"finished\"}"' '"input":{"k":"v"}'
+	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); del s["requestBundlePath"]; json.dump(s, open(sys.argv[1], "w"))' "$T_TMP/spec.json"
+	run_spec
+	assert_eq 0 "$RC" "run ($ERR)"
+}
+
 t_secrets_never_written() {
 	local secret=sekrit-$RANDOM-value proxy="http://user:pw-$RANDOM@127.0.0.1:3128"
 	spec 'echo "token=$API_TOKEN egress=$EGRESS_KEY proxy=$HTTP_PROXY" >&2; exit 4' \
