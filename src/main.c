@@ -130,8 +130,10 @@ int main(int argc, char **argv)
 		return st_cli_ps_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "events") == 0)
 		return st_cli_events_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "gc") == 0)
+	if (strcmp(cmd, "gc") == 0) {
+		st_gc_reconcile_cwd();
 		return cg_gc_main(argc - 1, argv + 1);
+	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cloister %s\n", CL_VERSION);
 		return 0;

@@ -168,8 +168,8 @@ static int copy_stream_log(const char *inside, int result_fd, struct sb_error *e
 	return rc < 0 ? sb_fail(e, SB_TOOL_PATH_ESCAPE, -rc, NULL, "writing logs/stream.ndjson") : 0;
 }
 
-static int write_inline(json_t *r, const struct sb_layout *l, struct sb_materialized *m,
-                        struct sb_error *e)
+static int write_inline(json_t *r, const struct sb_layout *l, const struct sb_secrets *secrets,
+                        struct sb_materialized *m, struct sb_error *e)
 {
 	json_t *patches = json_object_get(r, "patches"), *artifacts = json_object_get(r, "artifacts");
 	json_t *output = json_object_get(r, "outputs"), *readme, *names = json_array();
@@ -209,7 +209,12 @@ static int write_inline(json_t *r, const struct sb_layout *l, struct sb_material
 	json_object_set_new(readme, "patches", names);
 	if (json_object_get(r, "diffBundle"))
 		json_object_set(readme, "diffBundle", json_object_get(r, "diffBundle"));
-	text = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	{
+		/* cloister writes this file: no secret value goes into it. */
+		char *raw = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		text = raw ? sb_scrub(secrets, raw) : NULL;
+		free(raw);
+	}
 	json_decref(readme);
 	if (!text)
 		return sb_fail(e, SB_EXECUTION_FAILED, ENOMEM, NULL, "writing README.md");
@@ -221,8 +226,8 @@ static int write_inline(json_t *r, const struct sb_layout *l, struct sb_material
 	return 0;
 }
 
-int sb_provider_materialize(json_t *r, const struct sb_layout *l, struct sb_materialized *m,
-                            struct sb_error *e)
+int sb_provider_materialize(json_t *r, const struct sb_layout *l, const struct sb_secrets *secrets,
+                            struct sb_materialized *m, struct sb_error *e)
 {
 	json_t *bp = json_object_get(r, "bundlePath"), *status = json_object_get(r, "status");
 	const char *st = json_string_value(status);
@@ -244,5 +249,5 @@ int sb_provider_materialize(json_t *r, const struct sb_layout *l, struct sb_mate
 		return sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:O?}", "status", status),
 		               "Sandbox provider result must include either bundlePath or status.");
 	snprintf(m->bundle_path, sizeof(m->bundle_path), "%s", l->result);
-	return write_inline(r, l, m, e);
+	return write_inline(r, l, secrets, m, e);
 }

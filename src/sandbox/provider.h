@@ -28,7 +28,7 @@ struct sb_materialized {
 
 /* materializeProviderResult: a bundlePath (inside /result) is mapped to the
  * host; a status result is written into result/ (never through a link). */
-int sb_provider_materialize(json_t *result, const struct sb_layout *l,
+int sb_provider_materialize(json_t *result, const struct sb_layout *l, const struct sb_secrets *secrets,
                             struct sb_materialized *m, struct sb_error *e);
 
 #endif

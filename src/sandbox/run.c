@@ -309,7 +309,7 @@ static int step_collect(struct run *r, const struct sb_exec_result *x, json_t *p
 	json_t *out;
 	int rc;
 
-	if ((rc = sb_provider_materialize(pres, &r->l, &m, e)) < 0)
+	if ((rc = sb_provider_materialize(pres, &r->l, r->secrets, &m, e)) < 0)
 		return rc;
 	rc = sb_bundle_validate(m.bundle_path, &b, e);
 	if (rc < 0) {
@@ -514,6 +514,7 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 	    (rc = o->store->admit(o->store->ctx, s, r.config_json ? r.config_json : "{}", e)) < 0) {
 		free(r.config_json);
 		progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
+		*exit_code = sb_error_exit_code(e);
 		return rc;
 	}
 	event(&r, "SandboxCreated", json_pack("{s:s,s:s}", "runtime", "native", "configJson",

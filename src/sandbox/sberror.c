@@ -48,7 +48,9 @@ int sb_from_cl(struct sb_error *e, enum sb_code code, const cl_error *err)
 	char line[CL_ERROR_MSG_MAX + 128];
 
 	cl_error_format(err, line, sizeof(line));
-	return sb_fail(e, code, err->errnum, NULL, "%s", line);
+	/* The formatted line already names the errno: keep the code only. */
+	sb_fail(e, code, 0, NULL, "%s", line);
+	return err->errnum > 0 ? -err->errnum : -EINVAL;
 }
 
 void sb_error_clear(struct sb_error *e)

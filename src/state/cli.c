@@ -37,6 +37,25 @@ static int open_ro(const char *root, sqlite3 **db)
 	return 0;
 }
 
+void st_gc_reconcile_cwd(void)
+{
+	struct st_store *st = NULL;
+	struct sb_error e = {0};
+	char cwd[4096];
+	int n;
+
+	if (access(".smithers/cloister.db", F_OK) != 0 || !getcwd(cwd, sizeof(cwd)))
+		return;
+	if (st_store_open(cwd, &st, &e) < 0) {
+		sb_error_clear(&e);
+		return;
+	}
+	n = st_reconcile(st);
+	if (n > 0)
+		fprintf(stderr, "cloister: gc: %d sandbox(es) of dead cloister processes marked failed\n", n);
+	st_store_close(st);
+}
+
 static const char *root_arg(int argc, char **argv, int *i)
 {
 	if (strcmp(argv[*i], "--root") == 0 && *i + 1 < argc)

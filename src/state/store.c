@@ -23,7 +23,6 @@ struct st_store {
 };
 
 static const char schema[] =
-	"PRAGMA journal_mode=WAL;"
 	"CREATE TABLE IF NOT EXISTS sandboxes("
 	" run_id TEXT NOT NULL, sandbox_id TEXT NOT NULL, runtime TEXT, status TEXT NOT NULL,"
 	" config_json TEXT, workspace_id TEXT, container_id TEXT, remote_run_id TEXT,"
@@ -88,6 +87,30 @@ static int exec_sql(sqlite3 *db, const char *sql)
 	return sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
+/* WAL once per database file: switching needs the database to itself, so
+ * concurrent first openers may see SQLITE_BUSY even with a busy timeout;
+ * they retry (bounded), and later openers find WAL already set. */
+static int set_wal(sqlite3 *db)
+{
+	for (int i = 0; i < 600; i++) {
+		sqlite3_stmt *q = NULL;
+		int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &q, NULL);
+		const unsigned char *mode = NULL;
+
+		if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW)
+			mode = sqlite3_column_text(q, 0);
+		if (mode && strcmp((const char *)mode, "wal") == 0) {
+			sqlite3_finalize(q);
+			return 0;
+		}
+		sqlite3_finalize(q);
+		if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED && rc != SQLITE_ROW)
+			return -EIO;
+		usleep(100000);
+	}
+	return -EBUSY;
+}
+
 static int db_fail(struct sb_error *e, sqlite3 *db, const char *what)
 {
 	return sb_fail(e, SB_PROCESS_SPAWN_FAILED, 0, NULL, "%s: %s", what,
@@ -122,7 +145,7 @@ int st_store_open(const char *root_dir, struct st_store **out, struct sb_error *
 	}
 	/* Concurrent cloisters wait for each other's short transactions. */
 	sqlite3_busy_timeout(st->db, 60000);
-	if (exec_sql(st->db, schema) < 0) {
+	if (set_wal(st->db) < 0 || exec_sql(st->db, schema) < 0) {
 		int rc = db_fail(e, st->db, "creating the state schema");
 		st_store_close(st);
 		return rc;
@@ -284,14 +307,20 @@ static void update(void *ctx, const struct sb_spec *s, const char *status, json_
 	sqlite3_stmt *q = NULL;
 	bool done = strcmp(status, "shipped") != 0 && strcmp(status, "pending") != 0;
 
+	/* A write lock first: an autocommit UPDATE on a stale WAL snapshot
+	 * fails with SQLITE_BUSY_SNAPSHOT instead of waiting. */
+	if (exec_sql(st->db, "BEGIN IMMEDIATE") < 0)
+		return;
 	if (sqlite3_prepare_v2(st->db,
 	        "UPDATE sandboxes SET status=?3, heartbeat_at_ms=?4,"
 	        " shipped_at_ms=CASE WHEN ?3='shipped' AND shipped_at_ms IS NULL THEN ?4 ELSE shipped_at_ms END,"
 	        " completed_at_ms=CASE WHEN ?5 THEN ?4 ELSE completed_at_ms END,"
 	        " remote_run_id=COALESCE(?6, remote_run_id), workspace_id=COALESCE(?7, workspace_id),"
 	        " container_id=COALESCE(?8, container_id), bundle_path=COALESCE(?9, bundle_path)"
-	        " WHERE run_id=?1 AND sandbox_id=?2", -1, &q, NULL) != SQLITE_OK)
+	        " WHERE run_id=?1 AND sandbox_id=?2", -1, &q, NULL) != SQLITE_OK) {
+		exec_sql(st->db, "ROLLBACK");
 		return;
+	}
 	sqlite3_bind_text(q, 1, s->run_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 2, s->sandbox_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 3, status, -1, SQLITE_TRANSIENT);
@@ -301,7 +330,7 @@ static void update(void *ctx, const struct sb_spec *s, const char *status, json_
 	sqlite3_bind_text(q, 7, json_string_value(json_object_get(f, "workspaceId")), -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 8, json_string_value(json_object_get(f, "containerId")), -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 9, json_string_value(json_object_get(f, "bundlePath")), -1, SQLITE_TRANSIENT);
-	sqlite3_step(q);
+	exec_sql(st->db, sqlite3_step(q) == SQLITE_DONE ? "COMMIT" : "ROLLBACK");
 	sqlite3_finalize(q);
 }
 

@@ -23,6 +23,10 @@ int st_max_concurrent(const char *env_value);
  * many were reconciled, or -errno. */
 int st_reconcile(struct st_store *st);
 
+/* For `cloister gc`: reconciles ./.smithers/cloister.db when it exists
+ * (never creates it); prints how many rows were marked failed. */
+void st_gc_reconcile_cwd(void);
+
 /* `cloister ps [--json] [--root DIR]`, `cloister events RUN_ID [--root DIR]`. */
 int st_cli_ps_main(int argc, char **argv);
 int st_cli_events_main(int argc, char **argv);

@@ -421,7 +421,8 @@ t_concurrency_limit_refuses_extra_runs() {
 	done
 	touch "$T_TMP/gate/go"
 	wait
-	assert_eq 2 "$(grep -l 'Sandbox concurrency limit reached for run r1 (10).' "$T_TMP"/err* | wc -l)" refused
+	assert_eq 2 "$(grep -l 'Sandbox concurrency limit reached for run r1 (10).' "$T_TMP"/err* | wc -l)" \
+		"refused (stderr: $(cat "$T_TMP"/err* | cut -c1-300))"
 	assert_eq 10 "$(grep -l '"status":"finished"' "$T_TMP"/out* | wc -l)" finished
 }
 
@@ -442,7 +443,59 @@ t_crash_is_reconciled() {
 	assert_eq failed "$("$CL" ps --json --root "$T_TMP" | py 'j[0]["status"]')" "after the crash"
 	clr events r1 --root "$T_TMP"
 	assert_contains "$OUT" "exited before it finished"
+	# The sandbox dies with its cloister (the gate never opens).
+	for _ in $(seq 600); do
+		assert_no_process "/gate/go" 2>/dev/null && break
+		sleep 0.1
+	done
+	( assert_no_process "/gate/go" ) || fail "sandbox left running after its cloister was killed"
+}
+
+t_gc_reconciles_crashed_runs() {
+	local pid
+	mkdir -p "$T_TMP/gate"
+	spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
+		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
+	"$CL" sandbox run --spec "$T_TMP/spec.json" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1200); do
+		python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); r=c.execute("select status from sandboxes").fetchone(); sys.exit(0 if r and r[0]=="shipped" else 1)' \
+			"$T_TMP/.smithers/cloister.db" 2>/dev/null && break
+		sleep 0.1
+	done
+	kill -9 "$pid"; wait "$pid" 2>/dev/null
+	(cd "$T_TMP" && "$CL" gc >/dev/null 2>"$T_TMP/gc.err")
+	assert_contains "$(cat "$T_TMP/gc.err")" "1 sandbox(es)"
+	assert_eq failed "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select status from sandboxes").fetchone()[0])' "$T_TMP/.smithers/cloister.db")" "row after gc"
 	touch "$T_TMP/gate/go"
+}
+
+t_spec_from_stdin() {
+	spec "$ok_result"
+	"$CL" sandbox run --spec - <"$T_TMP/spec.json" >"$T_TMP/out" 2>"$T_TMP/err" || fail "run: $(cat "$T_TMP/err")"
+	assert_eq finished "$(py 'j["status"]' <"$T_TMP/out")" status
+}
+
+t_ports_published_without_network() {
+	local hp code
+	hp=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	spec 'python3 -c "
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header(\"Content-Length\", \"2\"); self.end_headers(); self.wfile.write(b\"ok\")
+    def log_message(self, *a): pass
+s = http.server.HTTPServer((\"127.0.0.1\", 8000), H); s.timeout = 120; s.handle_request()
+" && echo "{\"status\":\"finished\"}"' "\"ports\":[{\"host\":$hp,\"container\":8000}]"
+	"$CL" sandbox run --spec "$T_TMP/spec.json" >"$T_TMP/out" 2>"$T_TMP/err" &
+	code=$(python3 -c 'import urllib.request,sys,time
+for i in range(600):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[1], timeout=10).read().decode()); break
+    except Exception: time.sleep(0.1)' "$hp")
+	wait
+	assert_eq ok "$code" "HTTP through the published port"
+	assert_eq finished "$(py 'j["status"]' <"$T_TMP/out")" "status ($(cat "$T_TMP/err"))"
 }
 
 run_tests
