@@ -172,7 +172,7 @@ static int write_inline(json_t *r, const struct sb_layout *l, const struct sb_se
                         struct sb_materialized *m, struct sb_error *e)
 {
 	json_t *patches = json_object_get(r, "patches"), *artifacts = json_object_get(r, "artifacts");
-	json_t *output = json_object_get(r, "outputs"), *readme, *names = json_array();
+	json_t *output = json_object_get(r, "outputs"), *readme, *names;
 	const char *rid = m->remote_run_id;
 	cl_autofree char *text = NULL;
 	size_t i;
@@ -197,6 +197,7 @@ static int write_inline(json_t *r, const struct sb_layout *l, const struct sb_se
 	if (json_is_string(json_object_get(r, "streamLogPath")) &&
 	    (rc = copy_stream_log(json_string_value(json_object_get(r, "streamLogPath")), l->result_fd, e)) < 0)
 		return rc;
+	names = json_array();
 	if (patches)
 		json_array_foreach(patches, i, it)
 			json_array_append(names, json_object_get(it, "path"));

@@ -309,8 +309,11 @@ static int step_collect(struct run *r, const struct sb_exec_result *x, json_t *p
 	json_t *out;
 	int rc;
 
-	if ((rc = sb_provider_materialize(pres, &r->l, r->secrets, &m, e)) < 0)
+	if ((rc = sb_provider_materialize(pres, &r->l, r->secrets, &m, e)) < 0) {
+		if (m.artifacts)
+			json_decref(m.artifacts);
 		return rc;
+	}
 	rc = sb_bundle_validate(m.bundle_path, &b, e);
 	if (rc < 0) {
 		if (m.artifacts)
@@ -427,8 +430,10 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 	r->child_started = mono_ms();
 	rc = sb_exec(&p, r->s->max_output_bytes, &x, e);
 	cl_policy_free(&p);
-	if (rc < 0)
+	if (rc < 0) {
+		sb_exec_result_free(&x);
 		return rc;
+	}
 	progress(r, "child-finished", 70, json_pack("{s:i}", "exitCode", x.st.exit_code));
 	update(r, "shipped", NULL);
 	event(r, "SandboxHeartbeat", json_pack("{s:s,s:i}", "remoteRunId", r->s->sandbox_id, "progress", 1));
