@@ -22,16 +22,8 @@
 #include "src/sandbox/policy_build.h"
 #include "src/sandbox/provider.h"
 #include "src/sandbox/proxy.h"
+#include "src/sandbox/run_internal.h"
 #include "src/status.h"
-
-struct run {
-	const struct sb_spec *s;
-	const struct sb_run_opts *o;
-	struct sb_secrets *secrets;
-	struct sb_layout l;
-	char *config_json;
-	double child_started;
-};
 
 static int64_t wall_ms(void)
 {
@@ -41,7 +33,7 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static double mono_ms(void)
+double sb_run_mono_ms(void)
 {
 	struct timespec ts;
 
@@ -49,7 +41,7 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void progress(struct run *r, const char *stage, int pct, json_t *extra)
+void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
 {
 	json_t *o = json_pack("{s:s,s:s,s:i}", "sandboxId", r->s->sandbox_id, "stage", stage,
 	                      "progress", pct);
@@ -70,7 +62,7 @@ static void progress(struct run *r, const char *stage, int pct, json_t *extra)
 }
 
 /* Emits type with payload fields (stolen) plus the common ones. */
-static void event(struct run *r, const char *type, json_t *payload)
+void sb_run_event(struct run *r, const char *type, json_t *payload)
 {
 	cl_autofree char *text = NULL;
 
@@ -83,7 +75,7 @@ static void event(struct run *r, const char *type, json_t *payload)
 	json_decref(payload);
 }
 
-static void update(struct run *r, const char *status, json_t *fields)
+void sb_run_update(struct run *r, const char *status, json_t *fields)
 {
 	if (r->o->store && r->o->store->update)
 		r->o->store->update(r->o->store->ctx, r->s, status, fields);
@@ -223,163 +215,6 @@ static int read_result_file(struct run *r, char **out, struct sb_error *e)
 	return 0;
 }
 
-/* ---- collect ---- */
-static int count_diff_lines(const char *text)
-{
-	int n = 0;
-
-	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (strncmp(l, "+++", 3) == 0 || strncmp(l, "---", 3) == 0)
-			continue;
-		if (*l == '+' || *l == '-')
-			n++;
-	}
-	return n;
-}
-
-static int diff_lines(const struct sb_bundle *b, const char *path)
-{
-	cl_autoclose int bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	json_t *db = json_object_get(b->manifest, "diffBundle"), *p;
-	int total = 0;
-	size_t i;
-
-	for (size_t k = 0; bfd >= 0 && k < b->n_patch_files; k++) {
-		cl_autoclose int fd = openat(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		cl_autofree char *text = NULL;
-		size_t len;
-		if (fd >= 0 && cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &text, &len) == 0)
-			total += count_diff_lines(text);
-	}
-	json_array_foreach(json_object_get(db, "patches"), i, p)
-		if (json_is_string(json_object_get(p, "diff")))
-			total += count_diff_lines(json_string_value(json_object_get(p, "diff")));
-	return total;
-}
-
-static size_t diff_bundle_patches(const json_t *manifest)
-{
-	json_t *db = json_object_get(manifest, "diffBundle");
-
-	return json_is_object(db) && json_is_array(json_object_get(db, "patches"))
-	       ? json_array_size(json_object_get(db, "patches")) : 0;
-}
-
-static int review_gate(struct run *r, const struct sb_bundle *b, const char *path, size_t patches,
-                       struct sb_error *e)
-{
-	if (!r->s->review_diffs || patches == 0)
-		return 0;
-	event(r, "SandboxDiffReviewRequested",
-	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, path)));
-	if (!r->s->auto_accept_diffs) {
-		event(r, "SandboxDiffRejected",
-		      json_pack("{s:s}", "reason", "Diff review approval is required before applying sandbox patches."));
-		return sb_fail(e, SB_INVALID_INPUT, 0,
-		               json_pack("{s:s,s:I}", "sandboxId", r->s->sandbox_id, "patchCount", (json_int_t)patches),
-		               "Sandbox produced changes that require review approval.");
-	}
-	event(r, "SandboxDiffAccepted", json_pack("{s:I}", "patchCount", (json_int_t)patches));
-	return 0;
-}
-
-static json_t *ids(struct run *r, const struct sb_materialized *m)
-{
-	return json_pack("{s:s,s:s,s:s?,s:s?,s:s?}", "runId", r->s->run_id, "sandboxId", r->s->sandbox_id,
-	                 "remoteRunId", m->remote_run_id, "workspaceId", m->workspace_id,
-	                 "containerId", m->container_id);
-}
-
-static json_t *execution_json(const struct sb_exec_result *x)
-{
-	cl_autofree char *st = cl_status_to_json(&x->st);
-	json_t *o = st ? json_loads(st, 0, NULL) : json_object();
-
-	json_object_set_new(o, "stdout", json_string(x->out.data ? x->out.data : ""));
-	json_object_set_new(o, "stderr", json_string(x->err.data ? x->err.data : ""));
-	return o;
-}
-
-static int step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
-                        json_t **result, struct sb_error *e)
-{
-	struct sb_materialized m;
-	struct sb_bundle b;
-	size_t patches;
-	json_t *out;
-	int rc;
-
-	if ((rc = sb_provider_materialize(pres, &r->l, r->secrets, &m, e)) < 0) {
-		if (m.artifacts)
-			json_decref(m.artifacts);
-		return rc;
-	}
-	rc = sb_bundle_validate(m.bundle_path, &b, e);
-	if (rc < 0) {
-		if (m.artifacts)
-			json_decref(m.artifacts);
-		return rc;
-	}
-	patches = b.n_patch_files + diff_bundle_patches(b.manifest);
-	progress(r, "bundle-collected", 85, json_pack("{s:s,s:I}", "bundlePath", m.bundle_path,
-	                                              "patchCount", (json_int_t)patches));
-	event(r, "SandboxBundleReceived",
-	      json_pack("{s:I,s:I,s:b}", "bundleSizeBytes", (json_int_t)b.size_bytes, "patchCount",
-	                (json_int_t)patches, "hasOutputs", json_object_get(b.manifest, "outputs") != NULL));
-	rc = review_gate(r, &b, m.bundle_path, patches, e);
-	if (rc == 0) {
-		out = ids(r, &m);
-		if (m.passthrough) {
-			json_object_set_new(out, "bundlePath", json_string(m.bundle_path));
-		} else {
-			json_t *mp = json_object_get(b.manifest, "patches");
-			char logs[PATH_MAX * 2 + 32];
-			snprintf(logs, sizeof(logs), "%s/logs/stream.ndjson", m.bundle_path);
-			json_object_set_new(out, "status", json_string(b.status));
-			json_object_set(out, "output", json_object_get(b.manifest, "outputs")
-			                ? json_object_get(b.manifest, "outputs") : json_null());
-			if (json_object_get(b.manifest, "diffBundle"))
-				json_object_set(out, "diffBundle", json_object_get(b.manifest, "diffBundle"));
-			json_object_set_new(out, "patches", json_is_array(mp) ? json_incref(mp) : json_array());
-			json_object_set_new(out, "artifacts", m.artifacts ? json_incref(m.artifacts) : json_array());
-			json_object_set_new(out, "streamLogPath", b.has_logs ? json_string(logs) : json_null());
-		}
-		json_object_set_new(out, "execution", execution_json(x));
-		update(r, b.status, json_pack("{s:s?,s:s?,s:s?,s:s}", "remoteRunId", m.remote_run_id,
-		                              "workspaceId", m.workspace_id, "containerId", m.container_id,
-		                              "bundlePath", m.bundle_path));
-		event(r, "SandboxCompleted",
-		      json_pack("{s:s?,s:s,s:s,s:f}", "remoteRunId", m.remote_run_id, "runtime", "native",
-		                "status", b.status, "durationMs", mono_ms() - r->child_started));
-		progress(r, "completed", 100, json_pack("{s:s}", "status", b.status));
-		*result = out;
-	}
-	if (m.artifacts)
-		json_decref(m.artifacts);
-	sb_bundle_free(&b);
-	return rc;
-}
-
-static int timed_out(struct run *r, const struct sb_exec_result *x, json_t **result, struct sb_error *e)
-{
-	static const char readme[] = "{\n  \"outputs\": {\"reason\": \"timeout\"},\n  \"status\": \"failed\"\n}\n";
-	json_t *out;
-
-	/* The runner's partial result is not trusted: the bundle says failed. */
-	if (sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644) < 0)
-		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a symlink.");
-	sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:I}", "reason", "timeout", "toolTimeoutMs",
-	                                             (json_int_t)r->s->tool_timeout_ms),
-	        "Sandbox %s timed out after %llu ms.", r->s->sandbox_id,
-	        (unsigned long long)r->s->tool_timeout_ms);
-	out = json_pack("{s:s,s:s,s:s,s:s,s:n,s:[],s:[],s:n}", "status", "failed", "reason", "timeout",
-	                "runId", r->s->run_id, "sandboxId", r->s->sandbox_id, "output", "patches",
-	                "artifacts", "streamLogPath");
-	json_object_set_new(out, "execution", execution_json(x));
-	*result = out;
-	return -ETIMEDOUT;
-}
-
 /* Policy plus the egress relays a network-less sandbox needs to reach
  * its proxies (the rewritten URLs carry the same credentials: secrets). */
 static int build(struct run *r, struct cl_policy *p, struct sb_error *e)
@@ -426,19 +261,19 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 		cl_policy_free(&p);
 		return rc;
 	}
-	progress(r, "executing", 40, NULL);
-	r->child_started = mono_ms();
+	sb_run_progress(r, "executing", 40, NULL);
+	r->child_started = sb_run_mono_ms();
 	rc = sb_exec(&p, r->s->max_output_bytes, &x, e);
 	cl_policy_free(&p);
 	if (rc < 0) {
 		sb_exec_result_free(&x);
 		return rc;
 	}
-	progress(r, "child-finished", 70, json_pack("{s:i}", "exitCode", x.st.exit_code));
-	update(r, "shipped", NULL);
-	event(r, "SandboxHeartbeat", json_pack("{s:s,s:i}", "remoteRunId", r->s->sandbox_id, "progress", 1));
+	sb_run_progress(r, "child-finished", 70, json_pack("{s:i}", "exitCode", x.st.exit_code));
+	sb_run_update(r, "shipped", NULL);
+	sb_run_event(r, "SandboxHeartbeat", json_pack("{s:s,s:i}", "remoteRunId", r->s->sandbox_id, "progress", 1));
 	if (x.st.timed_out) {
-		rc = timed_out(r, &x, result, e);
+		rc = sb_step_timed_out(r, &x, result, e);
 		sb_exec_result_free(&x);
 		return rc;
 	}
@@ -461,7 +296,7 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 	rc = sb_provider_parse_result(*out == '{' ? out : raw, r->s->sandbox_id, SB_RESULT_INSIDE,
 	                              r->secrets, &pres, e);
 	if (rc == 0) {
-		rc = step_collect(r, &x, pres, result, e);
+		rc = sb_step_collect(r, &x, pres, result, e);
 		json_decref(pres);
 	}
 	sb_exec_result_free(&x);
@@ -513,34 +348,34 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		*exit_code = rc < 0 ? 125 : 0;
 		return rc;
 	}
-	progress(&r, "initializing", 0, NULL);
+	sb_run_progress(&r, "initializing", 0, NULL);
 	r.config_json = sb_config_json(s, secrets);
 	if (o->store && o->store->admit &&
 	    (rc = o->store->admit(o->store->ctx, s, r.config_json ? r.config_json : "{}", e)) < 0) {
 		free(r.config_json);
-		progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
+		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
 		*exit_code = sb_error_exit_code(e);
 		return rc;
 	}
-	event(&r, "SandboxCreated", json_pack("{s:s,s:s}", "runtime", "native", "configJson",
+	sb_run_event(&r, "SandboxCreated", json_pack("{s:s,s:s}", "runtime", "native", "configJson",
 	                                      r.config_json ? r.config_json : "{}"));
 	rc = step_create(&r, e);
 	if (rc == 0) {
-		progress(&r, "created", 10, NULL);
+		sb_run_progress(&r, "created", 10, NULL);
 		rc = step_ship(&r, &bytes, e);
 	}
 	if (rc == 0) {
-		event(&r, "SandboxShipped", json_pack("{s:s,s:I}", "runtime", "native", "bundleSizeBytes",
+		sb_run_event(&r, "SandboxShipped", json_pack("{s:s,s:I}", "runtime", "native", "bundleSizeBytes",
 		                                      (json_int_t)bytes));
-		progress(&r, "shipped", 25, NULL);
-		update(&r, "shipped", NULL);
+		sb_run_progress(&r, "shipped", 25, NULL);
+		sb_run_update(&r, "shipped", NULL);
 		rc = step_execute(&r, result, e);
 	}
 	if (rc < 0) {
 		json_t *err = sb_error_to_json(e);
-		update(&r, "failed", json_pack("{s:s}", "bundlePath", r.l.result));
-		event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error", err));
-		progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
+		sb_run_update(&r, "failed", json_pack("{s:s}", "bundlePath", r.l.result));
+		sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error", err));
+		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
 		*exit_code = rc == -ETIMEDOUT ? 124 : sb_error_exit_code(e);
 	} else {
 		const char *st = json_string_value(json_object_get(*result, "status"));
