@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,10 +77,13 @@ void sb_exec_result_free(struct sb_exec_result *r)
 
 /* ---- helper process (forked; runs the executor, then exits) ---- */
 static void __attribute__((noreturn)) helper(const struct cl_policy *p, int out, int err_fd,
-                                             int report_fd, pid_t parent)
+                                             int report_fd, pid_t parent, const sigset_t *orig)
 {
 	struct exec_report rep;
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	/* The executor hands this mask on to the command: the caller's own. */
+	sigprocmask(SIG_SETMASK, orig, NULL);
 
 	/* If cloister dies, the helper dies, and die-with-parent takes the
 	 * sandbox with it. */
@@ -106,6 +110,8 @@ static double now_ms(void)
 
 struct drain {
 	int fd[3];           /* stdout, stderr, report */
+	int sig_fd;          /* cancellation signals, or -1 */
+	int cancelled_by;
 	struct sb_capture *cap[2];
 	char report[sizeof(struct exec_report)];
 	size_t report_len;
@@ -113,9 +119,9 @@ struct drain {
 
 static int drain_once(struct drain *d, uint64_t max_output, int timeout_ms)
 {
-	struct pollfd pf[3];
+	struct pollfd pf[4];
 	char buf[65536];
-	int n = 0, map[3];
+	int n = 0, map[4];
 
 	for (int i = 0; i < 3; i++)
 		if (d->fd[i] >= 0) {
@@ -123,6 +129,11 @@ static int drain_once(struct drain *d, uint64_t max_output, int timeout_ms)
 			pf[n].events = POLLIN;
 			map[n++] = i;
 		}
+	if (d->sig_fd >= 0) {
+		pf[n].fd = d->sig_fd;
+		pf[n].events = POLLIN;
+		map[n++] = 3;
+	}
 	if (poll(pf, (nfds_t)n, timeout_ms) < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int j = 0; j < n; j++) {
@@ -130,6 +141,12 @@ static int drain_once(struct drain *d, uint64_t max_output, int timeout_ms)
 		ssize_t got;
 		if (!(pf[j].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
+		if (i == 3) {
+			struct signalfd_siginfo si;
+			if (read(d->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si) && !d->cancelled_by)
+				d->cancelled_by = (int)si.ssi_signo;
+			continue;
+		}
 		if (i == 2)
 			got = read(d->fd[2], d->report + d->report_len, sizeof(d->report) - d->report_len);
 		else
@@ -158,10 +175,23 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	 * catches a helper that never reports. */
 	double deadline = now_ms() + (double)(p->timeout_ms ? p->timeout_ms : 600000) + 120000.0;
 	bool killed = false;
-	int status, rc = 0;
+	int status, rc = 0, sig_fd = -1;
+	bool masked = false;
+	sigset_t cancel, orig;
 
 	memset(r, 0, sizeof(*r));
 	cl_status_init(&r->st);
+	/* Cancellation: the signals are taken by a signalfd so the run can be
+	 * killed and still recorded and cleaned up. */
+	sigemptyset(&cancel);
+	sigaddset(&cancel, SIGTERM);
+	sigaddset(&cancel, SIGINT);
+	sigaddset(&cancel, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &cancel, &orig) < 0 || !(masked = true) ||
+	    (sig_fd = signalfd(-1, &cancel, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+		rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "watching for cancellation");
+		goto close_all;
+	}
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(rep, O_CLOEXEC) < 0) {
 		rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "creating output pipes");
 		goto close_all;
@@ -173,7 +203,7 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 		goto close_all;
 	}
 	if (pid == 0)
-		helper(p, out[1], errp[1], rep[1], parent);
+		helper(p, out[1], errp[1], rep[1], parent, &orig);
 	/* ---- parent: drain until all three pipes are closed ---- */
 	close(out[1]);
 	close(errp[1]);
@@ -186,8 +216,10 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	out[0] = errp[0] = rep[0] = -1;
 	d.cap[0] = &r->out;
 	d.cap[1] = &r->err;
+	d.sig_fd = sig_fd;
 	while (rc == 0 && (d.fd[0] >= 0 || d.fd[1] >= 0 || d.fd[2] >= 0)) {
-		if (!killed && now_ms() > deadline) {
+		/* Killing the helper takes the sandbox with it (die-with-parent). */
+		if (!killed && (now_ms() > deadline || d.cancelled_by)) {
 			kill(pid, SIGKILL);
 			killed = true;
 		}
@@ -198,10 +230,19 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 			close(d.fd[i]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	r->cancelled_by = d.cancelled_by;
+	close(sig_fd);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
 	if (rc < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "capturing the sandbox output");
 	if (sb_capture_finish(&r->out) < 0 || sb_capture_finish(&r->err) < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "capturing the sandbox output");
+	if (r->cancelled_by) {
+		r->st.signal = r->cancelled_by;
+		r->st.exit_code = 128 + r->cancelled_by;
+		r->st.output_truncated = r->out.dropped || r->err.dropped;
+		return 0;
+	}
 	if (d.report_len != sizeof(report))
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, 0, NULL,
 		               "the sandbox helper exited without a report (status %d)%s", status,
@@ -214,6 +255,10 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &report.err);
 	return 0;
 close_all:
+	if (sig_fd >= 0)
+		close(sig_fd);
+	if (masked)
+		sigprocmask(SIG_SETMASK, &orig, NULL);
 	for (int i = 0; i < 2; i++) {
 		if (out[i] >= 0) close(out[i]);
 		if (errp[i] >= 0) close(errp[i]);

@@ -20,9 +20,12 @@ struct sb_capture {
 struct sb_exec_result {
 	struct cl_status st;
 	struct sb_capture out, err;
+	int cancelled_by;    /* SIGTERM/SIGINT/SIGHUP that cancelled the run, or 0 */
 };
 
-/* 0 once the command ran (outcome in r), or PROCESS_SPAWN_FAILED. */
+/* 0 once the command ran (outcome in r), or PROCESS_SPAWN_FAILED. A
+ * SIGTERM, SIGINT or SIGHUP to cloister meanwhile kills the sandbox and
+ * is reported in r->cancelled_by (return 0). */
 int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_result *r,
             struct sb_error *e);
 void sb_exec_result_free(struct sb_exec_result *r);

@@ -272,6 +272,14 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 	sb_run_progress(r, "child-finished", 70, json_pack("{s:i}", "exitCode", x.st.exit_code));
 	sb_run_update(r, "shipped", NULL);
 	sb_run_event(r, "SandboxHeartbeat", json_pack("{s:s,s:i}", "remoteRunId", r->s->sandbox_id, "progress", 1));
+	if (x.cancelled_by) {
+		rc = sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:i}", "reason", "cancelled", "signal",
+		                                                  x.cancelled_by),
+		             "Sandbox %s was cancelled (signal %d); the sandbox was killed.", r->s->sandbox_id,
+		             x.cancelled_by);
+		sb_exec_result_free(&x);
+		return rc;
+	}
 	if (x.st.timed_out) {
 		rc = sb_step_timed_out(r, &x, result, e);
 		sb_exec_result_free(&x);
@@ -373,10 +381,14 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 	}
 	if (rc < 0) {
 		json_t *err = sb_error_to_json(e);
-		sb_run_update(&r, "failed", json_pack("{s:s}", "bundlePath", r.l.result));
+		const char *reason = json_string_value(json_object_get(e->details, "reason"));
+		bool cancelled = reason && strcmp(reason, "cancelled") == 0;
+		sb_run_update(&r, cancelled ? "cancelled" : "failed", json_pack("{s:s}", "bundlePath", r.l.result));
 		sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error", err));
 		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
-		*exit_code = rc == -ETIMEDOUT ? 124 : sb_error_exit_code(e);
+		*exit_code = rc == -ETIMEDOUT ? 124 : cancelled
+		             ? 128 + (int)json_integer_value(json_object_get(e->details, "signal"))
+		             : sb_error_exit_code(e);
 	} else {
 		const char *st = json_string_value(json_object_get(*result, "status"));
 		*exit_code = !st || strcmp(st, "finished") == 0 ? 0 : 1;

@@ -470,6 +470,27 @@ t_gc_reconciles_crashed_runs() {
 	touch "$T_TMP/gate/go"
 }
 
+t_cancel_by_sigterm_is_recorded_and_cleaned() {
+	local pid rc st=""
+	mkdir -p "$T_TMP/gate"
+	spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
+		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
+	"$CL" sandbox run --spec "$T_TMP/spec.json" --json >"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!
+	for _ in $(seq 1200); do
+		st=$("$CL" ps --json --root "$T_TMP" 2>/dev/null | py 'j[0]["status"] if j else ""' 2>/dev/null)
+		[ "$st" = shipped ] && break
+		sleep 0.1
+	done
+	assert_eq shipped "$st" "running row"
+	kill -TERM "$pid"; wait "$pid"; rc=$?
+	touch "$T_TMP/gate/go"
+	assert_eq 143 "$rc" "exit code"
+	assert_contains "$(cat "$T_TMP/err")" '"reason":"cancelled"'
+	assert_eq cancelled "$("$CL" ps --json --root "$T_TMP" | py 'j[0]["status"]')" "row"
+	assert_eq result "$(ls "$(SBX)")" "cleaned up after the cancel"
+}
+
 t_spec_from_stdin() {
 	spec "$ok_result"
 	"$CL" sandbox run --spec - <"$T_TMP/spec.json" >"$T_TMP/out" 2>"$T_TMP/err" || fail "run: $(cat "$T_TMP/err")"
