@@ -157,9 +157,14 @@ int sb_step_timed_out(struct run *r, const struct sb_exec_result *x, json_t **re
 	static const char readme[] = "{\n  \"outputs\": {\"reason\": \"timeout\"},\n  \"status\": \"failed\"\n}\n";
 	json_t *out;
 
+	int rc;
+
 	/* The runner's partial result is not trusted: the bundle says failed. */
-	if (sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644) < 0)
+	rc = sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644);
+	if (rc == -ELOOP)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a symlink.");
+	if (rc < 0)
+		return sb_fail(e, SB_EXECUTION_FAILED, -rc, NULL, "writing the failed result README.md");
 	sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:I}", "reason", "timeout", "toolTimeoutMs",
 	                                             (json_int_t)r->s->tool_timeout_ms),
 	        "Sandbox %s timed out after %llu ms.", r->s->sandbox_id,
