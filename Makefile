@@ -2,7 +2,9 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
-PKGS    := jansson libcap libmnl libseccomp sqlite3
+PKGS    := jansson libcap libmnl libseccomp
+# sqlite3: headers only; src/state/sqlite_dl.c loads the library on first use.
+SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 
 B := build
 # Warnings are errors; every opt-out is listed with its reason (none so far).
@@ -13,7 +15,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -fno-strict-overflow
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. \
-              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 # jansson, libcap and libseccomp are linked statically when Debian ships the
@@ -22,9 +24,9 @@ ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 STATIC_LIBS ?= 1
 LIBDIR := $(shell $(CC) -print-multiarch 2>/dev/null | sed 's|^|/usr/lib/|')
 ifeq ($(STATIC_LIBS)$(wildcard $(LIBDIR)/libjansson.a)$(wildcard $(LIBDIR)/libcap.a)$(wildcard $(LIBDIR)/libseccomp.a),1$(LIBDIR)/libjansson.a$(LIBDIR)/libcap.a$(LIBDIR)/libseccomp.a)
-LIBS := -Wl,-Bstatic -ljansson -lcap -lseccomp -Wl,-Bdynamic -lmnl -lsqlite3 -lm
+LIBS := -Wl,-Bstatic -ljansson -lcap -lseccomp -Wl,-Bdynamic -lmnl
 else
-LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp -lsqlite3) -lm
+LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp)
 endif
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))

@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,8 +102,10 @@ static bool json_int_value(const json_t *v, double *out)
 		*out = (double)json_integer_value(v);
 		return true;
 	}
-	if (json_is_real(v) && isfinite(json_real_value(v)) &&
-	    floor(json_real_value(v)) == json_real_value(v)) {
+	/* Within +-2^53 (exact integers); the cast truncates. */
+	if (json_is_real(v) && json_real_value(v) > -9007199254740992.0 &&
+	    json_real_value(v) < 9007199254740992.0 &&
+	    (double)(int64_t)json_real_value(v) == json_real_value(v)) {
 		*out = json_real_value(v);
 		return true;
 	}
@@ -321,10 +322,10 @@ static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e
 	}
 	if ((idle = json_object_get(v, "idleTimeoutSecs"))) {
 		double d = json_is_number(idle) ? json_number_value(idle) : -1;
-		if (!json_is_number(idle) || !isfinite(d) || d < 0)
+		if (!json_is_number(idle) || d != d || d < 0 || d > 1.7e308)
 			return sb_invalid(e, "workspace.idleTimeoutSecs",
 			                  "Sandbox workspace idleTimeoutSecs must be a non-negative number.");
-		w->idle_timeout_secs = d > 9e15 ? (int64_t)9e15 : (int64_t)floor(d);
+		w->idle_timeout_secs = d > 9e15 ? (int64_t)9e15 : (int64_t)d;   /* d >= 0: floor */
 	}
 	if ((pers = json_object_get(v, "persistence"))) {
 		const char *p = json_is_string(pers) ? json_string_value(pers) : "";

@@ -2,12 +2,12 @@
  * ./.smithers (or --root DIR), reconciling crashed runs first. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "src/state/sqlite_dl.h"
 #include "src/state/store.h"
 
 /* The store's handle is private to store.c; the readers open their own. */

@@ -2,12 +2,11 @@
  * cancelled) and a per-run event log with sequence numbers. Writers take
  * BEGIN IMMEDIATE so the concurrency check and the insert are atomic. */
 #define _GNU_SOURCE
+#include "src/state/sqlite_dl.h"
 #include "src/state/store.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,9 +76,10 @@ int st_max_concurrent(const char *v)
 	d = strtod(v, &end);
 	while (*end == ' ' || *end == '\t' || *end == '\n')
 		end++;
-	if (errno || *end || !isfinite(d) || d < 1)
-		return d > 0 && d < 1 && !*end ? 0 : ST_DEFAULT_MAX_CONCURRENT;
-	return d > 1e6 ? 1000000 : (int)floor(d);
+	/* d != d: NaN. Truncation is floor for d >= 1. */
+	if (errno || *end || d != d || d < 1)
+		return ST_DEFAULT_MAX_CONCURRENT;
+	return d > 1e6 ? 1000000 : (int)d;
 }
 
 static int exec_sql(sqlite3 *db, const char *sql)
@@ -123,9 +123,15 @@ int st_store_open(const char *root_dir, struct st_store **out, struct sb_error *
 	struct st_store *st = calloc(1, sizeof(*st));
 	int n;
 
+	cl_error lerr = {0};
+
 	*out = NULL;
 	if (!st)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "opening the state store");
+	if (st_sqlite_load(&lerr) < 0) {
+		free(st);
+		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &lerr);
+	}
 	n = snprintf(path, sizeof(path), "%s/.smithers", root_dir);
 	if (n < 0 || (size_t)n >= sizeof(path) - 16) {
 		free(st);
