@@ -121,6 +121,7 @@ static void test_rules(void)
 	CHECK("missing sandboxId", rejects_text("{\"runId\":\"r\",\"rootDir\":\"/p\"}",
 	                                         "sandboxId must be a non-empty string."));
 	CHECK("spec not an object", rejects_text("[]", "Sandbox spec must be a JSON object."));
+	CHECK("NUL in a key", rejects("\"env\":{\"A\\u0000B\":\"x\"}", "NUL byte in object key"));
 	CHECK("port string refused", rejects("\"ports\":[{\"host\":\"80\",\"container\":80}]",
 	                                      "ports[0].host must be an integer port"));
 	CHECK("port 1.5 refused", rejects("\"ports\":[{\"host\":1.5,\"container\":80}]", "integer port"));
