@@ -64,7 +64,7 @@ static int bounds(const json_t *v, const char *field, int depth, struct sb_error
 		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:i}", "field", field, "maxDepth",
 		                                                  SB_OUTPUT_MAX_DEPTH),
 		               "%s exceeds the maximum JSON depth of %d.", field, SB_OUTPUT_MAX_DEPTH);
-	if (json_is_string(v) && json_string_length(v) > SB_OUTPUT_MAX_STRING)
+	if (json_is_string(v) && sb_json_js_length(v) > SB_OUTPUT_MAX_STRING)
 		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:i}", "field", field,
 		                                                  "maxStringLength", SB_OUTPUT_MAX_STRING),
 		               "%s contains a string longer than %d characters.", field, SB_OUTPUT_MAX_STRING);
@@ -79,7 +79,7 @@ static int bounds(const json_t *v, const char *field, int depth, struct sb_error
 	}
 	if (json_is_object(v)) {
 		json_object_foreach((json_t *)v, k, item) {
-			if (strlen(k) > SB_OUTPUT_MAX_STRING)
+			if (sb_js_length(k, strlen(k)) > SB_OUTPUT_MAX_STRING)
 				return sb_invalid(e, field, "%s contains a string longer than %d characters.",
 				                  field, SB_OUTPUT_MAX_STRING);
 			if (bounds(item, field, depth, e) < 0)
@@ -245,7 +245,7 @@ static int check_manifest(const struct sb_bundle *b, const char *path, struct sb
 
 	if ((rc = sb_json_within_bounds(json_object_get(b->manifest, "outputs"), "outputs", e)) < 0)
 		return rc;
-	if (json_is_string(run_id) && json_string_length(run_id) > SB_ID_MAX)
+	if (json_is_string(run_id) && sb_json_js_length(run_id) > SB_ID_MAX)
 		return sb_invalid(e, "runId", "runId must be at most %d characters.", SB_ID_MAX);
 	if (!json_is_array(patches))
 		return 0;
@@ -254,7 +254,7 @@ static int check_manifest(const struct sb_bundle *b, const char *path, struct sb
 	json_array_foreach(patches, i, p) {
 		if (!json_is_string(p))
 			continue;
-		if (json_string_length(p) > SB_PATH_MAX)
+		if (sb_json_js_length(p) > SB_PATH_MAX)
 			return sb_invalid(e, "patch.path", "patch.path must be at most %d characters.", SB_PATH_MAX);
 		if ((rc = sb_patch_path_check(path, json_string_value(p), e)) < 0)
 			return rc;

@@ -21,7 +21,7 @@ static int opt_str(json_t *obj, const char *key, const char *field, const char *
 	if (!v)
 		return 0;
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
-	    json_string_length(v) > SB_STRING_MAX || has_nul(v))
+	    sb_json_js_length(v) > SB_STRING_MAX || has_nul(v))
 		return sb_invalid(e, field, "%s must be a non-empty string within supported bounds.", field);
 	*out = json_string_value(v);
 	return 0;
@@ -41,10 +41,10 @@ static int str_record(json_t *v, const char *field, bool env_keys, json_t **out,
 		if (env_keys && !sb_env_name_ok(k))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:s}", "field", field, "key", k),
 			               "%s keys must be valid environment variable names.", field);
-		if (strlen(k) == 0 || strlen(k) > 512)
+		if (strlen(k) == 0 || sb_js_length(k, strlen(k)) > 512)
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:s}", "field", field, "key", k),
 			               "%s keys must be strings within supported bounds.", field);
-		if (!json_is_string(val) || json_string_length(val) > SB_STRING_MAX || has_nul(val))
+		if (!json_is_string(val) || sb_json_js_length(val) > SB_STRING_MAX || has_nul(val))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:s}", "field", field, "key", k),
 			               "%s values must be strings within supported bounds.", field);
 	}
@@ -60,7 +60,7 @@ static int no_proxy(json_t *v, struct sb_egress *eg, struct sb_error *e)
 	if (!v)
 		return 0;
 	if (json_is_string(v)) {
-		if (json_string_length(v) == 0 || json_string_length(v) > SB_STRING_MAX || has_nul(v))
+		if (json_string_length(v) == 0 || sb_json_js_length(v) > SB_STRING_MAX || has_nul(v))
 			return sb_invalid(e, "egress.noProxy",
 			                  "egress.noProxy must be a non-empty string within supported bounds.");
 		eg->no_proxy = strdup(json_string_value(v));
@@ -70,7 +70,7 @@ static int no_proxy(json_t *v, struct sb_egress *eg, struct sb_error *e)
 		return sb_invalid(e, "egress.noProxy", "egress.noProxy must be a string or string array.");
 	json_array_foreach(v, i, item) {
 		if (!json_is_string(item) || json_string_length(item) == 0 ||
-		    json_string_length(item) > SB_STRING_MAX || has_nul(item)) {
+		    sb_json_js_length(item) > SB_STRING_MAX || has_nul(item)) {
 			char field[48];
 			snprintf(field, sizeof(field), "egress.noProxy[%zu]", i);
 			return sb_invalid(e, field, "%s must be a non-empty string within supported bounds.", field);

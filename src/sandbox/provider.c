@@ -15,6 +15,7 @@
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/egress.h"
 #include "src/sandbox/fsafe.h"
+#include "src/sandbox/spec.h"
 
 json_t *sb_provider_request(const struct sb_spec *s)
 {
@@ -112,7 +113,7 @@ static int check_entries(json_t *arr, const char *field, struct sb_error *e)
 		json_t *path = json_object_get(it, "path"), *content = json_object_get(it, "content");
 		if (!json_is_string(path) || !json_is_string(content))
 			return sb_invalid(e, field, "%s entries must be { path, content } strings.", field);
-		if (json_string_length(path) > SB_PATH_MAX)
+		if (sb_json_js_length(path) > SB_PATH_MAX)
 			return sb_invalid(e, field, "%s path must be at most %d characters.", field, SB_PATH_MAX);
 	}
 	return 0;

@@ -49,7 +49,7 @@ static int get_id(json_t *root, const char *field, const char **out, struct sb_e
 	if (!json_is_string(v) || json_string_length(v) == 0 || has_nul(v))
 		return sb_invalid(e, field, "%s must be a non-empty string.", field);
 	s = json_string_value(v);
-	if (json_string_length(v) > SB_ID_MAX)
+	if (sb_json_js_length(v) > SB_ID_MAX)
 		return sb_invalid(e, field, "%s must be at most %d characters.", field, SB_ID_MAX);
 	/* Ids name directories under rootDir: they must stay one component. */
 	if (strchr(s, '/') || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
@@ -63,7 +63,7 @@ static int abs_path(json_t *v, const char *field, const char **out, struct sb_er
 	if (!json_is_string(v) || json_string_length(v) == 0 || has_nul(v) ||
 	    json_string_value(v)[0] != '/')
 		return sb_invalid(e, field, "%s must be an absolute path.", field);
-	if (json_string_length(v) > SB_PATH_MAX)
+	if (sb_json_js_length(v) > SB_PATH_MAX)
 		return sb_invalid(e, field, "%s must be at most %d characters.", field, SB_PATH_MAX);
 	*out = json_string_value(v);
 	return 0;
@@ -89,7 +89,7 @@ static int opt_string(json_t *root, const char *field, const char **out, struct 
 
 	if (!v)
 		return 0;
-	if (!json_is_string(v) || has_nul(v) || json_string_length(v) > SB_STRING_MAX)
+	if (!json_is_string(v) || has_nul(v) || sb_json_js_length(v) > SB_STRING_MAX)
 		return sb_invalid(e, field, "%s must be a string within supported bounds.", field);
 	*out = json_string_value(v);
 	return 0;
@@ -143,7 +143,7 @@ static int parse_env(json_t *v, struct sb_spec *s, struct sb_error *e)
 		if (!json_is_string(val))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "envKey", k),
 			               "Sandbox env values must be strings.");
-		if (strlen(k) > SB_ENV_KEY_MAX || json_string_length(val) > SB_STRING_MAX || has_nul(val))
+		if (sb_js_length(k, strlen(k)) > SB_ENV_KEY_MAX || sb_json_js_length(val) > SB_STRING_MAX || has_nul(val))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "envKey", k),
 			               "Sandbox env entry is outside supported bounds.");
 	}

@@ -75,6 +75,11 @@ void sb_spec_free(struct sb_spec *s);
 bool sb_env_name_ok(const char *key);
 bool sb_memory_limit_ok(const char *s);
 bool sb_cpu_limit_ok(const char *s);
+/* Length as JavaScript counts it (UTF-16 code units), which is what the
+ * Smithers limits are written in; invalid UTF-8 bytes count one each. */
+size_t sb_js_length(const char *s, size_t bytes);
+/* sb_js_length of a JSON string value. */
+size_t sb_json_js_length(const json_t *v);
 /* Collapses "//", "." and ".." of an absolute path into out (lexically). */
 int sb_path_normalize(const char *in, char *out, size_t outlen);
 /* True if normalised absolute path p is the same as or below dir. */

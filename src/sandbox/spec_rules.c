@@ -96,3 +96,25 @@ bool sb_path_within(const char *p, const char *dir)
 		return true;
 	return strncmp(p, dir, n) == 0 && (p[n] == '\0' || p[n] == '/');
 }
+
+size_t sb_js_length(const char *s, size_t bytes)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + bytes;
+	size_t n = 0;
+
+	while (p < end) {
+		unsigned c = *p;
+		size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 1;
+		if ((size_t)(end - p) < len)
+			len = 1;
+		/* Four-byte sequences are outside the BMP: a surrogate pair. */
+		n += len == 4 ? 2 : 1;
+		p += len;
+	}
+	return n;
+}
+
+size_t sb_json_js_length(const json_t *v)
+{
+	return sb_js_length(json_string_value(v), json_string_length(v));
+}

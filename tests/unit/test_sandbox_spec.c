@@ -75,6 +75,14 @@ static void test_patterns(void)
 	CHECK("env name A-B refused", !sb_env_name_ok("A-B"));
 }
 
+static void test_js_length(void)
+{
+	CHECK("js length ascii", sb_js_length("abc", 3) == 3);
+	CHECK("js length 2-byte", sb_js_length("\xc3\xa9", 2) == 1);
+	CHECK("js length 3-byte", sb_js_length("\xe2\x80\xa6", 3) == 1);
+	CHECK("js length astral is a pair", sb_js_length("\xf0\x9f\x98\x80", 4) == 2);
+}
+
 static void test_paths(void)
 {
 	char out[256];
@@ -114,6 +122,16 @@ static void test_rules(void)
 	CHECK("unknown nested field", rejects("\"ports\":[{\"host\":1,\"container\":2,\"udp\":true}]",
 	                                       "Unknown sandbox spec field: ports[0].udp."));
 	CHECK("duplicate key", rejects("\"runId\":\"again\"", "not valid JSON"));
+	{
+		/* 256 two-byte characters: 512 bytes, but 256 as Smithers counts. */
+		char text[1200] = "{\"runId\":\"";
+		for (int i = 0; i < 256; i++)
+			strcat(text, "\xc3\xa9");
+		strcat(text, "\",\"sandboxId\":\"s\",\"rootDir\":\"/p\"}");
+		CHECK("runId counted in characters", sb_spec_parse(text, strlen(text), &s, &e) == 0);
+		sb_spec_free(&s);
+		sb_error_clear(&e);
+	}
 	CHECK("sandboxId ..", rejects_text("{\"runId\":\"r\",\"sandboxId\":\"..\",\"rootDir\":\"/p\"}",
 	                                    "must not contain"));
 	CHECK("rootDir with NUL", rejects_text("{\"runId\":\"r\",\"sandboxId\":\"s\",\"rootDir\":\"/a\\u0000b\"}",
@@ -205,6 +223,7 @@ int main(void)
 {
 	test_patterns();
 	test_paths();
+	test_js_length();
 	test_rules();
 	test_egress_env_and_redaction();
 	test_scrub();
