@@ -75,7 +75,7 @@ int sb_layout_create(struct sb_layout *l, struct sb_error *e)
 	l->root_fd = cur;
 	if ((l->request_fd = open_dir_at(cur, "request", true, e, l->request)) < 0)
 		return l->request_fd;
-	if ((l->result_fd = open_dir_at(cur, "result", false, e, l->result)) < 0)
+	if ((l->result_fd = open_dir_at(cur, "result", true, e, l->result)) < 0)
 		return l->result_fd;
 	if ((l->tmp_fd = open_dir_at(cur, "tmp", false, e, l->tmp)) < 0)
 		return l->tmp_fd;

@@ -263,6 +263,21 @@ static int count_active(sqlite3 *db, const char *run_id)
 	return n;
 }
 
+static bool row_exists(sqlite3 *db, const struct sb_spec *s)
+{
+	sqlite3_stmt *q = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sandboxes WHERE run_id=?1 AND sandbox_id=?2", -1, &q,
+	                       NULL) == SQLITE_OK) {
+		sqlite3_bind_text(q, 1, s->run_id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(q, 2, s->sandbox_id, -1, SQLITE_TRANSIENT);
+		found = sqlite3_step(q) == SQLITE_ROW;
+	}
+	sqlite3_finalize(q);
+	return found;
+}
+
 static int admit(void *ctx, const struct sb_spec *s, const char *config_json, struct sb_error *e)
 {
 	struct st_store *st = ctx;
@@ -278,6 +293,13 @@ static int admit(void *ctx, const struct sb_spec *s, const char *config_json, st
 		exec_sql(st->db, "ROLLBACK");
 		return db_fail(e, st->db, "reading the state database");
 	}
+	if (row_exists(st->db, s)) {
+		exec_sql(st->db, "ROLLBACK");
+		return sb_fail(e, SB_INVALID_INPUT, 0,
+		               json_pack("{s:s,s:s}", "runId", s->run_id, "sandboxId", s->sandbox_id),
+		               "Sandbox %s already exists in run %s; a sandboxId is used once per run.",
+		               s->sandbox_id, s->run_id);
+	}
 	if (active >= max) {
 		exec_sql(st->db, "ROLLBACK");
 		return sb_fail(e, SB_EXECUTION_FAILED, 0,
@@ -286,7 +308,7 @@ static int admit(void *ctx, const struct sb_spec *s, const char *config_json, st
 		               "Sandbox concurrency limit reached for run %s (%d).", s->run_id, max);
 	}
 	rc = sqlite3_prepare_v2(st->db,
-	        "INSERT OR REPLACE INTO sandboxes(run_id, sandbox_id, runtime, status, config_json,"
+	        "INSERT INTO sandboxes(run_id, sandbox_id, runtime, status, config_json,"
 	        " created_at_ms, heartbeat_at_ms, owner_pid, owner_start)"
 	        " VALUES (?1, ?2, 'native', 'pending', ?3, ?4, ?4, ?5, ?6)", -1, &q, NULL);
 	if (rc == SQLITE_OK) {

@@ -491,6 +491,20 @@ t_cancel_by_sigterm_is_recorded_and_cleaned() {
 	assert_eq result "$(ls "$(SBX)")" "cleaned up after the cancel"
 }
 
+t_sandbox_ids_are_used_once() {
+	spec "$ok_result"
+	run_spec
+	assert_eq 0 "$RC" "first run ($ERR)"
+	run_spec
+	assert_eq 125 "$RC" "second run"
+	assert_contains "$ERR" "Sandbox s1 already exists in run r1"
+	assert_eq finished "$("$CL" ps --json --root "$T_TMP" | py 'j[0]["status"]')" "first row kept"
+	rm "$T_TMP/.smithers/cloister.db"*
+	run_spec
+	assert_eq INVALID_INPUT "$(py 'j["code"]' <<<"$ERR")" "result/ left from the first run ($ERR)"
+	assert_contains "$ERR" "already exists; use a new sandboxId"
+}
+
 t_spec_from_stdin() {
 	spec "$ok_result"
 	"$CL" sandbox run --spec - <"$T_TMP/spec.json" >"$T_TMP/out" 2>"$T_TMP/err" || fail "run: $(cat "$T_TMP/err")"
