@@ -11,11 +11,17 @@
 #include "src/state/store.h"
 
 /* The store's handle is private to store.c; the readers open their own. */
+/* 1 if root has no state database (nothing to show, and reading must not
+ * create one), 0 when *db is open, -1 on error. */
 static int open_ro(const char *root, sqlite3 **db)
 {
 	struct st_store *st = NULL;
 	struct sb_error e = {0};
 	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/.smithers/cloister.db", root);
+	if (access(path, F_OK) != 0)
+		return errno == ENOENT ? 1 : -1;
 
 	/* Opening through the store creates the schema and reconciles. */
 	if (st_store_open(root, &st, &e) < 0) {
@@ -27,7 +33,6 @@ static int open_ro(const char *root, sqlite3 **db)
 	}
 	st_reconcile(st);
 	st_store_close(st);
-	snprintf(path, sizeof(path), "%s/.smithers/cloister.db", root);
 	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		fprintf(stderr, "cloister: opening %s: %s\n", path, sqlite3_errmsg(*db));
 		sqlite3_close(*db);
@@ -85,6 +90,7 @@ int st_cli_ps_main(int argc, char **argv)
 	sqlite3_stmt *q = NULL;
 	json_t *all = json_array();
 	char cwd[4096];
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *r = root_arg(argc, argv, &i);
@@ -99,8 +105,13 @@ int st_cli_ps_main(int argc, char **argv)
 	}
 	if (strcmp(root, ".") == 0 && getcwd(cwd, sizeof(cwd)))
 		root = cwd;
-	if (open_ro(root, &db) < 0)
+	if ((rc = open_ro(root, &db)) < 0)
 		return 125;
+	if (rc == 1) {
+		puts(json ? "[]" : "no sandboxes (no .smithers/cloister.db here; see --root)");
+		json_decref(all);
+		return 0;
+	}
 	if (sqlite3_prepare_v2(db, "SELECT run_id, sandbox_id, runtime, status, config_json, workspace_id,"
 	                       " container_id, remote_run_id, created_at_ms, heartbeat_at_ms, shipped_at_ms,"
 	                       " completed_at_ms, bundle_path FROM sandboxes ORDER BY created_at_ms, run_id,"
@@ -141,6 +152,7 @@ int st_cli_events_main(int argc, char **argv)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *q = NULL;
 	char cwd[4096];
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
 		const char *r = root_arg(argc, argv, &i);
@@ -157,8 +169,8 @@ int st_cli_events_main(int argc, char **argv)
 	}
 	if (strcmp(root, ".") == 0 && getcwd(cwd, sizeof(cwd)))
 		root = cwd;
-	if (open_ro(root, &db) < 0)
-		return 125;
+	if ((rc = open_ro(root, &db)) != 0)
+		return rc < 0 ? 125 : 0;
 	if (sqlite3_prepare_v2(db, "SELECT seq, payload_json FROM events WHERE run_id=?1 ORDER BY seq",
 	                       -1, &q, NULL) != SQLITE_OK) {
 		fprintf(stderr, "cloister: events: %s\n", sqlite3_errmsg(db));

@@ -505,6 +505,14 @@ t_sandbox_ids_are_used_once() {
 	assert_contains "$ERR" "already exists; use a new sandboxId"
 }
 
+t_ps_without_a_database_creates_nothing() {
+	mkdir -p "$T_TMP/empty"
+	(cd "$T_TMP/empty" && "$CL" ps --json) >"$T_TMP/ps" || fail "ps failed"
+	assert_eq "[]" "$(cat "$T_TMP/ps")" "ps output"
+	(cd "$T_TMP/empty" && "$CL" events r1) || fail "events failed"
+	[ ! -e "$T_TMP/empty/.smithers" ] || fail "ps created .smithers"
+}
+
 t_spec_from_stdin() {
 	spec "$ok_result"
 	"$CL" sandbox run --spec - <"$T_TMP/spec.json" >"$T_TMP/out" 2>"$T_TMP/err" || fail "run: $(cat "$T_TMP/err")"
