@@ -156,13 +156,13 @@ int sb_step_timed_out(struct run *r, const struct sb_exec_result *x, json_t **re
 {
 	static const char readme[] = "{\n  \"outputs\": {\"reason\": \"timeout\"},\n  \"status\": \"failed\"\n}\n";
 	json_t *out;
-
 	int rc;
 
 	/* The runner's partial result is not trusted: the bundle says failed. */
 	rc = sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644);
-	if (rc == -ELOOP)
-		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a symlink.");
+	if (rc == -ELOOP || rc == -EMLINK)
+		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a %s.",
+		               rc == -ELOOP ? "symlink" : "hard link");
 	if (rc < 0)
 		return sb_fail(e, SB_EXECUTION_FAILED, -rc, NULL, "writing the failed result README.md");
 	sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:I}", "reason", "timeout", "toolTimeoutMs",

@@ -238,6 +238,10 @@ int sb_write_at(int parent, const char *rel, const void *data, size_t len, int m
 	rc = fd < 0 ? -errno : 0;
 	if (rc == 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
 		rc = -EINVAL;
+	/* A second name for the inode may live outside the tree: writing
+	 * through it would reach that file. */
+	if (rc == 0 && st.st_nlink > 1)
+		rc = -EMLINK;
 	if (rc == 0 && ftruncate(fd, 0) < 0)
 		rc = -errno;
 	if (rc == 0)

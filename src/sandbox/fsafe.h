@@ -18,7 +18,8 @@ int sb_remove_tree_at(int dirfd, const char *name);
  * O_NOFOLLOW; returns an fd of the last one, or -errno (-ELOOP: a symlink). */
 int sb_mkdirs_at(int dirfd, const char *rel);
 /* Writes data to rel below dirfd (parents created), replacing a regular
- * file; never through a symlink. 0 or -errno. */
+ * file; never through a symlink (-ELOOP) or a hard-linked file (-EMLINK).
+ * 0 or -errno. */
 int sb_write_at(int dirfd, const char *rel, const void *data, size_t len, int mode);
 
 #endif

@@ -136,9 +136,9 @@ static int write_entries(json_t *arr, int result_fd, json_t *paths, struct sb_er
 		if (!*rel)
 			return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Path must be a string");
 		rc = sb_write_at(result_fd, rel, json_string_value(content), json_string_length(content), 0644);
-		if (rc == -ELOOP || rc == -EXDEV)
+		if (rc == -ELOOP || rc == -EXDEV || rc == -EMLINK)
 			return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "path", path),
-			               "Path escapes sandbox root (via symlink)");
+			               "Path escapes sandbox root (via %s)", rc == -EMLINK ? "hard link" : "symlink");
 		if (rc < 0)
 			return sb_fail(e, SB_EXECUTION_FAILED, -rc, NULL, "writing %s into the result bundle", path);
 		if (paths)
@@ -223,6 +223,8 @@ static int write_inline(json_t *r, const struct sb_layout *l, const struct sb_se
 	rc = sb_write_at(l->result_fd, "README.md", text, strlen(text), 0644);
 	if (rc == -ELOOP || rc == -EINVAL)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a symlink.");
+	if (rc == -EMLINK)
+		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a hard link.");
 	if (rc < 0)
 		return sb_fail(e, SB_EXECUTION_FAILED, -rc, NULL, "writing the result README.md");
 	return 0;

@@ -360,6 +360,11 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 	r.config_json = sb_config_json(s, secrets);
 	if (o->store && o->store->admit &&
 	    (rc = o->store->admit(o->store->ctx, s, r.config_json ? r.config_json : "{}", e)) < 0) {
+		/* As Smithers does, a refusal by the concurrency limit is a
+		 * recorded failure of the run. */
+		if (e->code == SB_EXECUTION_FAILED)
+			sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error",
+			                                            sb_error_to_json(e)));
 		free(r.config_json);
 		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
 		*exit_code = sb_error_exit_code(e);

@@ -222,6 +222,12 @@ t_result_bundle_attacks_in_run() {
 	spec 'echo "{\"bundlePath\":\"/etc\"}"' '"sandboxId":"s4"'
 	run_spec
 	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "bundlePath outside /result ($ERR)"
+	# (A link to a file outside /result cannot be made from inside: EXDEV
+	# across mounts. A second name inside is refused all the same.)
+	spec 'echo keep >/result/other; ln /result/other /result/README.md || exit 9; echo "{\"status\":\"finished\"}"' '"sandboxId":"s5"'
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "hard-linked README ($ERR)"
+	assert_eq keep "$(cat "$(SBX r1 s5)/result/other")" "file behind the hard link untouched"
 }
 
 t_review_gate() {
@@ -424,6 +430,7 @@ t_concurrency_limit_refuses_extra_runs() {
 	assert_eq 2 "$(grep -l 'Sandbox concurrency limit reached for run r1 (10).' "$T_TMP"/err* | wc -l)" \
 		"refused (stderr: $(cat "$T_TMP"/err* | cut -c1-300))"
 	assert_eq 10 "$(grep -l '"status":"finished"' "$T_TMP"/out* | wc -l)" finished
+	assert_eq 2 "$("$CL" events r1 --root "$T_TMP" | grep 'concurrency limit' | grep -c '"type":"SandboxFailed"')" "refusals recorded"
 }
 
 t_crash_is_reconciled() {
