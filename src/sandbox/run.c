@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +54,20 @@ void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
 	}
 	if (r->o->progress_fd >= 0 && (line = sb_dumps_scrubbed(r->secrets, o))) {
 		size_t n = strlen(line);
+		sigset_t pipe_set, old_set;
+		struct timespec zero = {0, 0};
+		/* Heartbeats are advisory: a reader that went away must not stop
+		 * the run. SIGPIPE is blocked around the write and a pending one
+		 * consumed, rather than ignored (an ignored SIGPIPE would be
+		 * inherited by the command). */
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		sigprocmask(SIG_BLOCK, &pipe_set, &old_set);
 		line[n] = '\n';
-		/* Heartbeats are advisory: a closed reader does not stop the run. */
-		(void)cl_write_all(r->o->progress_fd, line, n + 1);
+		if (cl_write_all(r->o->progress_fd, line, n + 1) == -EPIPE)
+			sigtimedwait(&pipe_set, NULL, &zero);
 		line[n] = '\0';
+		sigprocmask(SIG_SETMASK, &old_set, NULL);
 	}
 	json_decref(o);
 }

@@ -401,6 +401,14 @@ t_progress_heartbeats() {
 		"$(python3 -c 'import json,sys; print(" ".join("%s:%d" % (d["stage"], d["progress"]) for d in map(json.loads, open(sys.argv[1]))))' "$T_TMP/progress")" stages
 }
 
+t_progress_reader_gone_does_not_stop_the_run() {
+	spec "$ok_result"
+	# The progress pipe's reader exits at once.
+	"$CL" sandbox run --spec "$T_TMP/spec.json" --progress-fd 3 3> >(true) >"$T_TMP/out" 2>"$T_TMP/err"
+	assert_eq 0 "$?" "exit ($(cat "$T_TMP/err"))"
+	assert_eq finished "$(py 'j["status"]' <"$T_TMP/out")" status
+}
+
 t_nested_refused() {
 	spec true
 	CLOISTER_SANDBOX=outer/s0 run_spec
