@@ -3,6 +3,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
 PKGS    := jansson libcap libmnl libseccomp
+# sqlite3: headers only; src/state/sqlite_dl.c loads the library on first use.
+SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 
 B := build
 # Warnings are errors; every opt-out is listed with its reason (none so far).
@@ -13,7 +15,7 @@ WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -fno-strict-overflow
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. \
-              $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 # jansson, libcap and libseccomp are linked statically when Debian ships the
@@ -27,7 +29,7 @@ else
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp)
 endif
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)

@@ -15,6 +15,8 @@
 #include "src/cli_bwrap.h"
 #include "src/executor.h"
 #include "src/policy_json.h"
+#include "src/sandbox/cli.h"
+#include "src/state/store.h"
 #include "src/status.h"
 #include "src/version.h"
 
@@ -27,6 +29,9 @@ static void usage(FILE *f)
 	      "  bwrap [BWRAP-OPTIONS] [--] COMMAND     bubblewrap's command line (also as argv[0] bwrap)\n"
 	      "  check [--json]                        what this host allows, and why not\n"
 	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
+	      "  sandbox run --spec FILE|-             run a Smithers-shaped sandbox spec (docs/spec.md)\n"
+	      "  bundle validate DIR [--json]          check a result bundle\n"
+	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
 	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
@@ -117,8 +122,18 @@ int main(int argc, char **argv)
 		return sc_cli_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cl_check_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "gc") == 0)
+	if (strcmp(cmd, "sandbox") == 0)
+		return sb_cli_sandbox_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "bundle") == 0)
+		return sb_cli_bundle_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "ps") == 0)
+		return st_cli_ps_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "events") == 0)
+		return st_cli_events_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "gc") == 0) {
+		st_gc_reconcile_cwd();
 		return cg_gc_main(argc - 1, argv + 1);
+	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cloister %s\n", CL_VERSION);
 		return 0;

@@ -3,7 +3,7 @@
 # benchmark. `tests/deps.sh install` installs what is missing when root,
 # otherwise names exactly what is missing and fails.
 set -u
-BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev"
+BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev libsqlite3-dev"
 TEST="bubblewrap iproute2 procps python3 util-linux busybox-static strace"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"

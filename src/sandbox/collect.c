@@ -1,0 +1,179 @@
+/* collect: the result JSON becomes a validated bundle, the review gate
+ * runs, and the stdout result is built from what was validated. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+#include "src/fdio.h"
+#include "src/sandbox/bundle.h"
+#include "src/sandbox/fsafe.h"
+#include "src/sandbox/provider.h"
+#include "src/sandbox/run_internal.h"
+#include "src/status.h"
+
+static int count_diff_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, "+++", 3) == 0 || strncmp(l, "---", 3) == 0)
+			continue;
+		if (*l == '+' || *l == '-')
+			n++;
+	}
+	return n;
+}
+
+static int diff_lines(const struct sb_bundle *b, const char *path)
+{
+	cl_autoclose int bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	json_t *db = json_object_get(b->manifest, "diffBundle"), *p;
+	int total = 0;
+	size_t i;
+
+	for (size_t k = 0; bfd >= 0 && k < b->n_patch_files; k++) {
+		cl_autoclose int fd = openat(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		cl_autofree char *text = NULL;
+		size_t len;
+		if (fd >= 0 && cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &text, &len) == 0)
+			total += count_diff_lines(text);
+	}
+	json_array_foreach(json_object_get(db, "patches"), i, p)
+		if (json_is_string(json_object_get(p, "diff")))
+			total += count_diff_lines(json_string_value(json_object_get(p, "diff")));
+	return total;
+}
+
+static size_t diff_bundle_patches(const json_t *manifest)
+{
+	json_t *db = json_object_get(manifest, "diffBundle");
+
+	return json_is_object(db) && json_is_array(json_object_get(db, "patches"))
+	       ? json_array_size(json_object_get(db, "patches")) : 0;
+}
+
+static int review_gate(struct run *r, const struct sb_bundle *b, const char *path, size_t patches,
+                       struct sb_error *e)
+{
+	if (!r->s->review_diffs || patches == 0)
+		return 0;
+	sb_run_event(r, "SandboxDiffReviewRequested",
+	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, path)));
+	if (!r->s->auto_accept_diffs) {
+		sb_run_event(r, "SandboxDiffRejected",
+		      json_pack("{s:s}", "reason", "Diff review approval is required before applying sandbox patches."));
+		return sb_fail(e, SB_INVALID_INPUT, 0,
+		               json_pack("{s:s,s:I}", "sandboxId", r->s->sandbox_id, "patchCount", (json_int_t)patches),
+		               "Sandbox produced changes that require review approval.");
+	}
+	sb_run_event(r, "SandboxDiffAccepted", json_pack("{s:I}", "patchCount", (json_int_t)patches));
+	return 0;
+}
+
+static json_t *ids(struct run *r, const struct sb_materialized *m)
+{
+	return json_pack("{s:s,s:s,s:s?,s:s?,s:s?}", "runId", r->s->run_id, "sandboxId", r->s->sandbox_id,
+	                 "remoteRunId", m->remote_run_id, "workspaceId", m->workspace_id,
+	                 "containerId", m->container_id);
+}
+
+static json_t *execution_json(const struct sb_exec_result *x)
+{
+	cl_autofree char *st = cl_status_to_json(&x->st);
+	json_t *o = st ? json_loads(st, 0, NULL) : json_object();
+
+	json_object_set_new(o, "stdout", json_string(x->out.data ? x->out.data : ""));
+	json_object_set_new(o, "stderr", json_string(x->err.data ? x->err.data : ""));
+	return o;
+}
+
+int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
+                        json_t **result, struct sb_error *e)
+{
+	struct sb_materialized m;
+	struct sb_bundle b;
+	size_t patches;
+	json_t *out;
+	int rc;
+
+	if ((rc = sb_provider_materialize(pres, &r->l, r->secrets, &m, e)) < 0) {
+		if (m.artifacts)
+			json_decref(m.artifacts);
+		return rc;
+	}
+	rc = sb_bundle_validate(m.bundle_path, &b, e);
+	if (rc < 0) {
+		if (m.artifacts)
+			json_decref(m.artifacts);
+		return rc;
+	}
+	patches = b.n_patch_files + diff_bundle_patches(b.manifest);
+	sb_run_progress(r, "bundle-collected", 85, json_pack("{s:s,s:I}", "bundlePath", m.bundle_path,
+	                                              "patchCount", (json_int_t)patches));
+	sb_run_event(r, "SandboxBundleReceived",
+	      json_pack("{s:I,s:I,s:b}", "bundleSizeBytes", (json_int_t)b.size_bytes, "patchCount",
+	                (json_int_t)patches, "hasOutputs", json_object_get(b.manifest, "outputs") != NULL));
+	rc = review_gate(r, &b, m.bundle_path, patches, e);
+	if (rc == 0) {
+		out = ids(r, &m);
+		if (m.passthrough) {
+			json_object_set_new(out, "bundlePath", json_string(m.bundle_path));
+		} else {
+			json_t *mp = json_object_get(b.manifest, "patches");
+			char logs[PATH_MAX * 2 + 32];
+			snprintf(logs, sizeof(logs), "%s/logs/stream.ndjson", m.bundle_path);
+			json_object_set_new(out, "status", json_string(b.status));
+			json_object_set(out, "output", json_object_get(b.manifest, "outputs")
+			                ? json_object_get(b.manifest, "outputs") : json_null());
+			if (json_object_get(b.manifest, "diffBundle"))
+				json_object_set(out, "diffBundle", json_object_get(b.manifest, "diffBundle"));
+			json_object_set_new(out, "patches", json_is_array(mp) ? json_incref(mp) : json_array());
+			json_object_set_new(out, "artifacts", m.artifacts ? json_incref(m.artifacts) : json_array());
+			json_object_set_new(out, "streamLogPath", b.has_logs ? json_string(logs) : json_null());
+		}
+		json_object_set_new(out, "execution", execution_json(x));
+		sb_run_update(r, b.status, json_pack("{s:s?,s:s?,s:s?,s:s}", "remoteRunId", m.remote_run_id,
+		                              "workspaceId", m.workspace_id, "containerId", m.container_id,
+		                              "bundlePath", m.bundle_path));
+		sb_run_event(r, "SandboxCompleted",
+		      json_pack("{s:s?,s:s,s:s,s:f}", "remoteRunId", m.remote_run_id, "runtime", "native",
+		                "status", b.status, "durationMs", sb_run_mono_ms() - r->child_started));
+		sb_run_progress(r, "completed", 100, json_pack("{s:s}", "status", b.status));
+		*result = out;
+	}
+	if (m.artifacts)
+		json_decref(m.artifacts);
+	sb_bundle_free(&b);
+	return rc;
+}
+
+int sb_step_timed_out(struct run *r, const struct sb_exec_result *x, json_t **result, struct sb_error *e)
+{
+	static const char readme[] = "{\n  \"outputs\": {\"reason\": \"timeout\"},\n  \"status\": \"failed\"\n}\n";
+	json_t *out;
+	int rc;
+
+	/* The runner's partial result is not trusted: the bundle says failed. */
+	rc = sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644);
+	if (rc == -ELOOP || rc == -EMLINK)
+		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a %s.",
+		               rc == -ELOOP ? "symlink" : "hard link");
+	if (rc < 0)
+		return sb_fail(e, SB_EXECUTION_FAILED, -rc, NULL, "writing the failed result README.md");
+	sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s,s:I}", "reason", "timeout", "toolTimeoutMs",
+	                                             (json_int_t)r->s->tool_timeout_ms),
+	        "Sandbox %s timed out after %llu ms.", r->s->sandbox_id,
+	        (unsigned long long)r->s->tool_timeout_ms);
+	out = json_pack("{s:s,s:s,s:s,s:s,s:n,s:[],s:[],s:n}", "status", "failed", "reason", "timeout",
+	                "runId", r->s->run_id, "sandboxId", r->s->sandbox_id, "output", "patches",
+	                "artifacts", "streamLogPath");
+	json_object_set_new(out, "execution", execution_json(x));
+	*result = out;
+	return -ETIMEDOUT;
+}
+

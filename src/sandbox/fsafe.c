@@ -1,0 +1,253 @@
+/* Copy, remove and write inside trees a sandbox (or its caller) controls:
+ * every step is relative to a directory fd and refuses to follow links. */
+#define _GNU_SOURCE
+#include "src/sandbox/fsafe.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+#include "src/fdio.h"
+
+#define COPY_MAX_DEPTH 64
+
+static int copy_file(int sfd, int ddir, const char *name, const char *rel, uint64_t *bytes,
+                     struct sb_error *e)
+{
+	cl_autoclose int out = -1;
+	char buf[65536];
+	struct stat st;
+	ssize_t n;
+
+	/* Check the opened fd, not the earlier fstatat: the entry may have
+	 * been swapped for a fifo or device in between. */
+	if (fstat(sfd, &st) < 0)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping %s", rel);
+	if (!S_ISREG(st.st_mode))
+		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, json_pack("{s:s}", "path", rel),
+		               "Sandbox request bundle may only contain regular files and directories: %s", rel);
+	out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	             (st.st_mode & 0755) | 0600);
+	if (out < 0)
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping %s", rel);
+	while ((n = read(sfd, buf, sizeof(buf))) != 0) {
+		int rc;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "reading %s", rel);
+		}
+		if ((rc = cl_write_all(out, buf, (size_t)n)) < 0)
+			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing %s", rel);
+		*bytes += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int copy_dir(int sdir, int ddir, const char *prefix, int depth, uint64_t *bytes,
+                    struct sb_error *e)
+{
+	DIR *d;
+	struct dirent *de;
+	int rc = 0;
+
+	if (depth > COPY_MAX_DEPTH) {
+		close(sdir);
+		return sb_invalid(e, "requestBundlePath", "Sandbox request bundle is nested deeper than %d directories.",
+		                  COPY_MAX_DEPTH);
+	}
+	if (!(d = fdopendir(sdir))) {
+		close(sdir);
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "reading %s", prefix);
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d))) {
+		char rel[PATH_MAX];
+		int fd;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%s%s", prefix, de->d_name);
+		/* O_PATH first: opening a fifo for reading would block. */
+		fd = openat(dirfd(d), de->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping %s", rel);
+			break;
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0) {
+			rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping %s", rel);
+		} else if (S_ISLNK(st.st_mode)) {
+			rc = sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "path", rel),
+			             "Sandbox request bundle may not contain symlinks: %s", rel);
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int dsub = -1;
+			if (sub < 0)
+				rc = sb_fail(e, SB_TOOL_PATH_ESCAPE, errno == ELOOP ? 0 : errno,
+				             json_pack("{s:s}", "path", rel), "Sandbox request bundle changed while shipping: %s", rel);
+			else if (mkdirat(ddir, de->d_name, 0755) < 0 ||
+			         (dsub = openat(ddir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping %s", rel);
+			if (rc == 0) {
+				char sub_prefix[PATH_MAX + 2];
+				snprintf(sub_prefix, sizeof(sub_prefix), "%s/", rel);
+				rc = copy_dir(sub, dsub, sub_prefix, depth + 1, bytes, e);
+				sub = -1;
+			}
+			if (sub >= 0)
+				close(sub);
+			if (dsub >= 0)
+				close(dsub);
+		} else if (S_ISREG(st.st_mode)) {
+			int rfd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			if (rfd < 0)
+				rc = sb_fail(e, errno == ELOOP ? SB_TOOL_PATH_ESCAPE : SB_PROCESS_SPAWN_FAILED,
+				             errno == ELOOP ? 0 : errno, json_pack("{s:s}", "path", rel),
+				             "shipping %s", rel);
+			else {
+				rc = copy_file(rfd, ddir, de->d_name, rel, bytes, e);
+				close(rfd);
+			}
+		} else {
+			rc = sb_fail(e, SB_TOOL_PATH_INVALID, 0, json_pack("{s:s}", "path", rel),
+			             "Sandbox request bundle may only contain regular files and directories: %s", rel);
+		}
+		close(fd);
+	}
+	if (rc == 0 && errno)
+		rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "reading %s", prefix);
+	closedir(d);
+	return rc;
+}
+
+int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *e)
+{
+	int sfd, dfd;
+
+	*bytes = 0;
+	sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0) {
+		struct stat st;
+		/* O_NOFOLLOW|O_DIRECTORY on a link says ENOTDIR or ELOOP. */
+		if (errno == ELOOP || (errno == ENOTDIR && lstat(src, &st) == 0 && S_ISLNK(st.st_mode)))
+			return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "path", src),
+			               "Sandbox request bundle may not be a symlink: %s", src);
+		return sb_fail(e, SB_INVALID_INPUT, errno, json_pack("{s:s}", "field", "requestBundlePath"),
+		               "requestBundlePath %s must be a readable directory", src);
+	}
+	dfd = dup(dst_fd);
+	if (dfd < 0) {
+		close(sfd);
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping");
+	}
+	{
+		int rc = copy_dir(sfd, dfd, "", 0, bytes, e);
+		close(dfd);
+		return rc;
+	}
+}
+
+int sb_remove_tree_at(int parent, const char *name)
+{
+	int fd, rc = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (unlinkat(parent, name, 0) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	closedir(d);
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && rc == 0 && errno != ENOENT)
+		rc = -errno;
+	return rc;
+}
+
+int sb_mkdirs_at(int parent, const char *rel)
+{
+	char buf[PATH_MAX];
+	char *save = NULL, *part;
+	int cur = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (cur < 0)
+		return -errno;
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf)) {
+		close(cur);
+		return -ENAMETOOLONG;
+	}
+	for (part = strtok_r(buf, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+		int next;
+		if (strcmp(part, ".") == 0)
+			continue;
+		if (strcmp(part, "..") == 0) {
+			close(cur);
+			return -EXDEV;
+		}
+		if (mkdirat(cur, part, 0755) < 0 && errno != EEXIST) {
+			int saved = errno;
+			close(cur);
+			return -saved;
+		}
+		next = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		if (next < 0)
+			return errno == ENOTDIR ? -ELOOP : -errno;
+		cur = next;
+	}
+	return cur;
+}
+
+int sb_write_at(int parent, const char *rel, const void *data, size_t len, int mode)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(rel, '/');
+	const char *base = slash ? slash + 1 : rel;
+	int dfd, fd, rc;
+	struct stat st;
+
+	if (!*base || strcmp(base, "..") == 0 || strcmp(base, ".") == 0)
+		return -EINVAL;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 1, slash ? rel : ".");
+	dfd = sb_mkdirs_at(parent, dir);
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, base, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
+	rc = fd < 0 ? -errno : 0;
+	if (rc == 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)))
+		rc = -EINVAL;
+	/* A second name for the inode may live outside the tree: writing
+	 * through it would reach that file. */
+	if (rc == 0 && st.st_nlink > 1)
+		rc = -EMLINK;
+	if (rc == 0 && ftruncate(fd, 0) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = cl_write_all(fd, data, len);
+	if (fd >= 0)
+		close(fd);
+	close(dfd);
+	return rc;
+}

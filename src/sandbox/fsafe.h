@@ -1,0 +1,25 @@
+/* File-system steps on hostile trees: copy, remove and write without ever
+ * following a symlink (openat with O_NOFOLLOW, fstatat without following). */
+#ifndef SB_FSAFE_H
+#define SB_FSAFE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/sandbox/sberror.h"
+
+/* Copies the tree at src into the existing empty directory dst_fd: regular
+ * files and directories only; a symlink or special file anywhere fails with
+ * TOOL_PATH_ESCAPE / TOOL_PATH_INVALID naming it. Counts bytes copied. */
+int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *e);
+/* Removes the tree name in dirfd (no error if it does not exist). */
+int sb_remove_tree_at(int dirfd, const char *name);
+/* Opens (creating, mode 0755) each directory of rel below dirfd with
+ * O_NOFOLLOW; returns an fd of the last one, or -errno (-ELOOP: a symlink). */
+int sb_mkdirs_at(int dirfd, const char *rel);
+/* Writes data to rel below dirfd (parents created), replacing a regular
+ * file; never through a symlink (-ELOOP) or a hard-linked file (-EMLINK).
+ * 0 or -errno. */
+int sb_write_at(int dirfd, const char *rel, const void *data, size_t len, int mode);
+
+#endif

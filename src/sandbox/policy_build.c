@@ -1,0 +1,106 @@
+/* Spec -> cl_policy: /bin/sh -lc COMMAND in /workspace (the request,
+ * read-only), /result writable, the spec's env only, no network unless
+ * allowNetwork, limits and timeout. */
+#define _GNU_SOURCE
+#include "src/sandbox/policy_build.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int nomem(struct sb_error *e, const char *what)
+{
+	return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "building the policy: %s", what);
+}
+
+static int set_env_object(struct cl_policy *p, const json_t *env, struct sb_error *e)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach((json_t *)env, k, v)
+		if (json_is_string(v) && cl_policy_setenv(p, k, json_string_value(v)) < 0)
+			return nomem(e, "env");
+	return 0;
+}
+
+static int add_mounts(const struct sb_spec *s, const struct sb_layout *l, struct cl_policy *p,
+                      struct sb_error *e)
+{
+	cl_error err = {0};
+
+	if (cl_policy_add_default_mounts(p, &err) < 0)
+		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &err);
+	/* Volumes before the runtime mounts: even a volume that slipped past
+	 * validation could not cover /workspace or /result. */
+	for (size_t i = 0; i < s->n_volumes; i++)
+		if (!cl_policy_add_mount(p, CL_MNT_BIND, s->volumes[i].host, s->volumes[i].container,
+		                         s->volumes[i].readonly ? CL_MF_RO : 0))
+			return nomem(e, "volumes");
+	/* `sh -l` reads /etc/profile, which would set the host's PATH and
+	 * profile.d variables: the command must see only the spec's env. */
+	if (!cl_policy_add_mount(p, CL_MNT_BIND, l->empty_profile, "/etc/profile", CL_MF_RO | CL_MF_TRY))
+		return nomem(e, "mounts");
+	if (!cl_policy_add_mount(p, CL_MNT_BIND, l->request, "/workspace", CL_MF_RO) ||
+	    !cl_policy_add_mount(p, CL_MNT_BIND, l->result, "/result", 0) ||
+	    /* The protocol's result file stays writable inside the read-only
+	     * request: a file of tmp/ bound over the placeholder. */
+	    !cl_policy_add_mount(p, CL_MNT_BIND, l->result_file, SB_RESULT_INSIDE, 0))
+		return nomem(e, "mounts");
+	return 0;
+}
+
+static int add_network(const struct sb_spec *s, struct cl_policy *p, struct sb_error *e)
+{
+	cl_error err = {0};
+
+	if (s->allow_network) {
+		/* The host's network: published ports are simply the host's. */
+		p->network = CL_NET_HOST;
+		p->ns_flags &= ~CLONE_NEWNET;
+		return 0;
+	}
+	for (size_t i = 0; i < s->n_ports; i++) {
+		char spec[32];
+		snprintf(spec, sizeof(spec), "%u:%u", s->ports[i].host, s->ports[i].container);
+		if (cl_policy_add_publish(p, spec, &err) < 0)
+			return sb_from_cl(e, SB_INVALID_INPUT, &err);
+	}
+	return 0;
+}
+
+int sb_build_policy(const struct sb_spec *s, const struct sb_layout *l, const json_t *extra_env,
+                    struct cl_policy *p, struct sb_error *e)
+{
+	cl_error err = {0};
+	int rc;
+
+	cl_policy_init(p);
+	p->allow_nested = s->allow_nested;
+	if (!(p->hostname = strdup("cloister")) || !(p->workdir = strdup("/workspace")))
+		return nomem(e, "workdir");
+	if (!cl_strv_push(&p->argv, "/bin/sh") || !cl_strv_push(&p->argv, "-lc") ||
+	    !cl_strv_push(&p->argv, s->command))
+		return nomem(e, "argv");
+	if ((rc = add_mounts(s, l, p, e)) < 0)
+		return rc;
+	/* Only the spec's environment (PATH defaulted), then egress and the
+	 * protocol variables. */
+	if (s->env && (rc = set_env_object(p, s->env, e)) < 0)
+		return rc;
+	if (!cl_policy_getenv(p, "PATH") && cl_policy_setenv(p, "PATH", SB_DEFAULT_PATH) < 0)
+		return nomem(e, "PATH");
+	if (extra_env && (rc = set_env_object(p, extra_env, e)) < 0)
+		return rc;
+	if ((rc = add_network(s, p, e)) < 0)
+		return rc;
+	p->limits.memory = s->memory_bytes;
+	p->limits.cpu_quota_us = s->cpu_quota_us;
+	p->limits.cpu_period_us = s->cpu_period_us;
+	p->timeout_ms = s->tool_timeout_ms;
+	if (cl_policy_validate(p, &err) < 0)
+		return sb_from_cl(e, SB_INVALID_INPUT, &err);
+	return 0;
+}
