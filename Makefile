@@ -7,8 +7,14 @@ PKGS    := jansson libcap libmnl libseccomp
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 
 B := build
-# Warnings are errors; every opt-out is listed with its reason (none so far).
-WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes \
+# Warnings are errors for the toolchains this project is built and tested
+# with (Debian 12's gcc 12 and clang 14: developers and CI, see
+# tests/integration/matrix.sh); with any other compiler they stay warnings,
+# so a newer compiler's new warning does not break someone's build.
+# WERROR=-Werror or WERROR= overrides. Every opt-out is listed with its reason.
+CC_ID := $(shell $(CC) --version 2>/dev/null | head -1)
+WERROR ?= $(if $(or $(findstring Debian 12.,$(CC_ID)),$(findstring Debian clang version 14.,$(CC_ID))),-Werror)
+WARN := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wstrict-prototypes \
         -Wmissing-prototypes -Wno-unused-parameter
 # -Wno-unused-parameter: function-table callbacks share one signature and
 # not every backend needs every argument.
@@ -59,21 +65,24 @@ $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(B)/libcloister.a
 # Helpers run inside sandboxes by the tests; static so they need nothing bound.
 $(B)/tests/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu17 -O2 -Wall -Werror -static $< -o $@
+	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -static $< -o $@
 
 # LD_PRELOAD probes the tests put in front of cloister (tests/preload/).
 $(B)/tests/%.so: tests/preload/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu17 -O2 -Wall -Werror -fPIC -shared $< -o $@ -ldl
+	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -fPIC -shared $< -o $@ -ldl
 
 # `make asan`: build-asan/cloister with AddressSanitizer and UBSan, for the
 # relay stress in tests/integration/asan.sh. Its own object tree (B); all
 # libraries shared (STATIC_LIBS=0): ASan's runtime must come first and the
 # static archives are not instrumented anyway. No leak check: the test
 # looks for memory errors, and the supervisor exits without freeing.
+# -Wno-format-truncation: with the sanitizers' instrumentation gcc 12
+# reports arguments it cannot prove non-NULL as NULL (false positives in
+# code that is warning-free in the normal build).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 asan:
-	+@$(SUBMAKE) B=build-asan STATIC_LIBS=0 CFLAGS="-O2 -g $(ASAN_FLAGS)" \
+	+@$(SUBMAKE) B=build-asan STATIC_LIBS=0 CFLAGS="-O2 -g $(ASAN_FLAGS) -Wno-format-truncation" \
 		LDFLAGS="$(ASAN_FLAGS)" build-asan/cloister
 
 # Bench programs: floor and par are linked like cloister (PIE, dynamic) so
@@ -81,7 +90,7 @@ asan:
 # sandboxes: static.
 $(B)/bench/getppid $(B)/bench/blast: $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu17 -O2 -Wall -Werror -static $< -o $@
+	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -static $< -o $@
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< -o $@

@@ -93,8 +93,10 @@ static void probe_v2(struct probe_result *r)
 		}
 	}
 	r->ok = all_ok;
-	snprintf(r->detail, sizeof(r->detail), "v2 (controllers: %s); limits:%s",
-	         ctrls[0] ? ctrls : "none", can);
+	/* A cut detail line is still a useful one (checked only to say so). */
+	if (snprintf(r->detail, sizeof(r->detail), "v2 (controllers: %s); limits:%s",
+	             ctrls[0] ? ctrls : "none", can) >= (int)sizeof(r->detail))
+		r->detail[sizeof(r->detail) - 2] = '~';
 	if (!all_ok)
 		snprintf(r->hint, sizeof(r->hint), "%s: use systemd-run --user -p Delegate=yes "
 		         "--scope, or --cgroup-parent with a cgroup this user owns",

@@ -77,7 +77,7 @@ static int try_userns(void)
 static void probe_userns(struct probe_result *r)
 {
 	char v[32];
-	int e;
+	int e = 0;
 
 	r->ok = in_child(try_userns, &e);
 	if (r->ok) {

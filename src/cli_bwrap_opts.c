@@ -128,7 +128,7 @@ static int o_symlink(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a,
 static int o_chmod(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_error *err)
 {
 	struct cl_mount *m;
-	mode_t mode;
+	mode_t mode = 0;
 
 	if (parse_octal(a[0], "--chmod", &mode, err) < 0)
 		return -EINVAL;

@@ -12,6 +12,7 @@ static int code_of(int errnum)
 	return errnum > 0 ? -errnum : -EINVAL;
 }
 
+__attribute__((format(printf, 3, 0)))
 static int vfail(cl_error *err, int errnum, const char *fmt, va_list ap)
 {
 	err->errnum = errnum;

@@ -96,7 +96,8 @@ static int inside_result(const char *p, char *rel, size_t len, struct sb_error *
 		return 0;
 	}
 	char joined[PATH_MAX + 16];
-	snprintf(joined, sizeof(joined), "/result/%s", p);
+	if (snprintf(joined, sizeof(joined), "/result/%s", p) >= (int)sizeof(joined))
+		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Path is too long");
 	return inside_result(joined, rel, len, e);
 }
 

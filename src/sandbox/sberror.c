@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+__attribute__((format(printf, 5, 0)))
 static int vset(struct sb_error *e, enum sb_code code, int errnum, json_t *details,
                 const char *fmt, va_list ap)
 {

@@ -117,13 +117,12 @@ static void defaults(void)
 static void options(void)
 {
 	char *argv[] = {"run", "--network", "host", "--uid", "0", "--cap-add", "NET_BIND_SERVICE",
-	                "--timeout", "1.5", NULL};
+	                "--timeout", "1.5", "true", NULL};
 	char *argv2[] = {"run", "--cap-add", "ALL", "--cap-drop", "CAP_SYS_ADMIN", "--here", "x", NULL};
 	struct cl_policy p;
 	struct cl_run_opts o;
 	cl_error err;
 
-	argv[9] = "true";
 	CHECK("options parse", parse(&p, &o, &err, argv) == 0);
 	CHECK("host network keeps netns", !(p.ns_flags & CLONE_NEWNET));
 	CHECK("uid 0", p.uid == 0);
