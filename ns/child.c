@@ -177,5 +177,7 @@ _Noreturn void ns_child_main(struct ns_child *c)
 			fail_setup(c, child_steps[i].name, &err);
 		ns_trace(c->trace, "child", child_steps[i].name);
 	}
+	/* This process becomes init: the command compares its parent with it. */
+	c->init_pid = getpid();
 	ns_init_run(c);
 }

@@ -28,6 +28,7 @@ struct ns_child {
 	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
 	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
+	pid_t init_pid;       /* getpid() of init, for the command's die-with-parent check */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

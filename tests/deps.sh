@@ -4,7 +4,7 @@
 # otherwise names exactly what is missing and fails.
 set -u
 BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev"
-TEST="bubblewrap iproute2 procps python3 util-linux busybox-static"
+TEST="bubblewrap iproute2 procps python3 util-linux busybox-static strace"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"

@@ -28,6 +28,20 @@ clr() {
 	"$CL" "$@" >"$o" 2>"$e"; RC=$?
 	OUT=$(cat "$o"); ERR=$(cat "$e"); rm -f "$o" "$e"
 }
+# Waits until PATH exists (deadline in seconds, default 60).
+wait_for_path() {
+	local deadline=$((SECONDS + ${2:-60}))
+	while [ ! -e "$1" ]; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
+}
+# SIGKILLs PID and waits (pidfds, 60 s deadline) until every process of the
+# tree it had is gone; fails naming what is left. Scoped to that tree.
+kill_tree_and_wait() {
+	local left
+	left=$(python3 "$TOP/tests/helpers/proctree.py" kill_and_wait "$1" 2>/dev/null) ||
+		fail "processes left behind after SIGKILL of $1: $left"
+	wait "$1" 2>/dev/null
+	return 0
+}
 # No process of ours is left whose command line contains the marker.
 assert_no_process() {
 	local m=$1 p left=""
@@ -43,6 +57,8 @@ assert_no_process() {
 run_tests() {
 	local f rc msg
 	for f in $(declare -F | awk '{print $3}' | grep '^t_'); do
+		# T_ONLY=name runs one test (e.g. to loop a flaky one).
+		[ -n "${T_ONLY:-}" ] && [ "$f" != "t_$T_ONLY" ] && continue
 		T_TMP=$(mktemp -d /tmp/cltest.XXXXXX)
 		msg=$( ( set +e; cd "$T_TMP" && "$f" ) 2>&1 >/dev/null ); rc=$?
 		rm -rf "$T_TMP" 2>/dev/null
