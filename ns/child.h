@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "seccomp/seccomp.h"
+struct ns_output;
 #include "src/policy.h"
 
 struct ns_child {
@@ -28,7 +29,8 @@ struct ns_child {
 	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
 	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
-	pid_t init_pid;       /* getpid() of init, for the command's die-with-parent check */
+	pid_t init_pid;
+	const struct ns_output *output;  /* --output-limit pipes, or NULL */       /* getpid() of init, for the command's die-with-parent check */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)
