@@ -51,6 +51,9 @@ int ns_output_open(const struct cl_policy *p, int epfd, struct ns_output **out, 
 		return cl_fail(err, ENOMEM, "--output-limit");
 	o->epfd = epfd;
 	o->left = p->output_limit;
+	/* Before anything can fail: ns_output_close must not close fd 0. */
+	for (int i = 0; i < 2; i++)
+		o->s[i].ev.fd = o->s[i].wfd = -1;
 	/* A reader of ours that went away must cost the command its stream
 	 * (as with passthrough), not kill the supervisor: EPIPE, not SIGPIPE.
 	 * The command gets the caller's mask back before exec. */
@@ -62,7 +65,6 @@ int ns_output_open(const struct cl_policy *p, int epfd, struct ns_output **out, 
 		struct stream *st = &o->s[i];
 		int fds[2];
 		struct epoll_event e = {.events = EPOLLIN, .data.ptr = &st->ev};
-		st->ev.fd = st->wfd = -1;
 		st->ev.kind = NS_EV_OUTPUT;
 		st->ev.owner = st;
 		st->target = i + 1;
@@ -86,8 +88,12 @@ int ns_output_child(const struct ns_output *o, cl_error *err)
 		/* dup2 clears CLOEXEC on the copy: fd 1/2 reach the command. */
 		if (dup2(o->s[i].wfd, o->s[i].target) < 0)
 			return cl_fail_errno(err, "redirecting fd %d to the output relay", o->s[i].target);
-		close(o->s[i].wfd);
-		close(o->s[i].ev.fd);
+		/* (A caller that started us with fd 1 or 2 closed can get a pipe
+		 * end there; it is then already in place.) */
+		if (o->s[i].wfd != o->s[i].target)
+			close(o->s[i].wfd);
+		if (o->s[i].ev.fd > 2)
+			close(o->s[i].ev.fd);
 	}
 	return 0;
 }
