@@ -424,7 +424,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	} else if (rc == 0) {
 		fill_status(&s, init_status, &ru, st);
 		collect_cgroup(&s, st);
-		st->output_truncated = ns_output_finish(s.output);
+		st->output_truncated = ns_output_finish(s.output, !s.timed_out);
 		if (st->output_truncated)
 			fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
 			        "was discarded\n", (unsigned long long)p->output_limit);

@@ -23,9 +23,10 @@ int ns_output_child(const struct ns_output *o, cl_error *err);
 void ns_output_parent(struct ns_output *o);
 /* An epoll event of kind NS_EV_OUTPUT. */
 void ns_output_event(struct ns_output *o, struct ns_ev *ev);
-/* After the sandbox exited: relays what is still buffered. True if any
- * output was cut. */
-bool ns_output_finish(struct ns_output *o);
+/* After the sandbox exited: relays what is still buffered, waiting for
+ * our reader if wait (a normal exit), else only what fits now (a timeout
+ * must end the run even if nobody reads). True if any output was cut. */
+bool ns_output_finish(struct ns_output *o, bool wait);
 void ns_output_close(struct ns_output *o);
 
 #endif

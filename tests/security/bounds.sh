@@ -110,6 +110,24 @@ t_output_limit_with_timeout() {
 	assert_eq 124 "$?" "timed out"
 	[ $((SECONDS - t0)) -lt 60 ] || fail "took $((SECONDS - t0)) s"
 }
+t_output_limit_stalled_reader() {
+	# Our reader never reads: the command blocks (as with passthrough) but
+	# the supervisor does not, so --timeout still ends the run.
+	local rc
+	rc=$(python3 - "$CL" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()   # r is kept open and never read
+p = subprocess.Popen([sys.argv[1], "run", "--timeout", "2", "--output-limit", "64m", "--",
+                      "sh", "-c", "while :; do echo flood; done"], stdout=w, stderr=subprocess.DEVNULL)
+os.close(w)
+try:
+    print(p.wait(timeout=60))
+except subprocess.TimeoutExpired:
+    p.kill(); print("hung")
+PY
+)
+	assert_eq 124 "$rc" "exit with a stalled reader"
+}
 t_output_limit_bad_input() {
 	clr run --output-limit 0 -- true
 	assert_eq 125 "$RC"; assert_contains "$ERR" "--output-limit '0': expected a byte count > 0"
