@@ -171,7 +171,9 @@ static const struct {
 	 * The cgroup "go" comes last: on v1 the parent's attach waits for an
 	 * RCU grace period in the kernel, and overlapping it with our setup
 	 * hides that wait. Limits still hold before the command exists; only
-	 * the setup's small kernel allocations are charged to the caller. */
+	 * the setup's small kernel allocations are charged to the caller.
+	 * rlimits after the id maps (the count is per user namespace) and
+	 * before init forks the command, which inherits them. */
 	{"die-with-parent", step_die_with_parent},
 	{"report fds", ns_hooks_child_close},
 	{"uid/gid maps", step_idmaps},
