@@ -6,7 +6,11 @@
 source "$(dirname "$0")/../lib.sh"
 SC=${CORE_SECCOMP:---seccomp=default}
 PT="$TOP/tests/helpers/proctree.py"
-DELAY_US=3000000   # long enough that the kill surely lands inside it
+# Long enough for the kill to land inside; the kill checks that it did
+# (PT_KILL_BY), so a machine too slow for it fails instead of passing idly.
+DELAY_US=${DWP_DELAY_US:-3000000}
+# The latest moment for the kill: the window opened (about) now.
+kill_by() { echo $(( $(date +%s%N) + DELAY_US * 1000 - 500000000 )); }
 
 # Waits until strace's log has a line matching the ERE; prints the line.
 wait_log() {
@@ -31,11 +35,9 @@ start_traced() {
 # The child of cloister is killed before its prctl has run: it must see
 # that its parent is gone and exit instead of setting up the sandbox.
 init_window() {  # cloister args...
-	local init
 	start_traced "$@"
-	init=$(wait_log "$T_TMP/st" "clone3\(.*= [0-9]+$") || { kill -KILL $CLP; fail "no clone3"; }
-	init=${init##*= }
-	kill_tree_and_wait "$CLP"
+	wait_log "$T_TMP/st" "clone3\(.*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3"; }
+	PT_KILL_BY=$(kill_by) kill_tree_and_wait "$CLP"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
 }
@@ -46,9 +48,10 @@ command_window() {  # cloister args...
 	local init
 	start_traced "$@"
 	init=$(wait_log "$T_TMP/st" "^[0-9]+ +vfork\(") || { kill -KILL $CLP; fail "no vfork"; }
+	local by; by=$(kill_by)
 	init=${init%% *}
 	python3 "$PT" wait_child "$init" >/dev/null || { kill -KILL $CLP; fail "no command"; }
-	kill_tree_and_wait "$CLP"
+	PT_KILL_BY=$by kill_tree_and_wait "$CLP"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
 }
