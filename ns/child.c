@@ -168,9 +168,9 @@ static const struct {
 	/* Order: die-with-parent first so an orphaned child never proceeds;
 	 * id maps before anything that checks credentials; mounts need the id
 	 * maps (file access checks use the mapped ids); hostname after them.
-	 * The cgroup "go" comes last: on v1 the parent's attach waits for an
-	 * RCU grace period in the kernel, and overlapping it with our setup
-	 * hides that wait. Limits still hold before the command exists; only
+	 * The cgroup "go" comes after the costly steps: on v1 the parent's
+	 * attach waits for an RCU grace period in the kernel, and overlapping
+	 * it with our setup hides that wait. Limits still hold before the command exists; only
 	 * the setup's small kernel allocations are charged to the caller.
 	 * rlimits after the id maps (the count is per user namespace) and
 	 * before init forks the command, which inherits them. */
