@@ -36,7 +36,7 @@ start_traced() {
 # that its parent is gone and exit instead of setting up the sandbox.
 init_window() {  # cloister args...
 	start_traced "$@"
-	wait_log "$T_TMP/st" "clone3\(.*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3"; }
+	wait_log "$T_TMP/st" "clone3\(.*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3 in strace log: $(tail -c 300 "$T_TMP/st")"; }
 	PT_KILL_BY=$(kill_by) kill_tree_and_wait "$CLP"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
@@ -47,7 +47,7 @@ init_window() {  # cloister args...
 command_window() {  # cloister args...
 	local init
 	start_traced "$@"
-	init=$(wait_log "$T_TMP/st" "^[0-9]+ +vfork\(") || { kill -KILL $CLP; fail "no vfork"; }
+	init=$(wait_log "$T_TMP/st" "^[0-9]+ +vfork\(") || { kill -KILL $CLP; fail "no vfork in strace log: $(tail -c 300 "$T_TMP/st")"; }
 	local by; by=$(kill_by)
 	init=${init%% *}
 	python3 "$PT" wait_child "$init" >/dev/null || { kill -KILL $CLP; fail "no command"; }
