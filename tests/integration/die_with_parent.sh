@@ -36,7 +36,7 @@ start_traced() {
 # that its parent is gone and exit instead of setting up the sandbox.
 init_window() {  # cloister args...
 	start_traced "$@"
-	wait_log "$T_TMP/st" "clone3\(.*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3 in strace log: $(tail -c 300 "$T_TMP/st")"; }
+	wait_log "$T_TMP/st" "clone3(\(| resumed>).*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3 in strace log: $(tail -c 300 "$T_TMP/st")"; }
 	PT_KILL_BY=$(kill_by) kill_tree_and_wait "$CLP"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
