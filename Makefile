@@ -37,6 +37,13 @@ endif
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+# The default seccomp profile is compiled at build time (no compile and no
+# cache at launch): the generator links the profile code and libseccomp,
+# writes the programs as C arrays, and fails the build if they fail the
+# profile's self-check.
+GEN_BIN := $(B)/gen/default_bpf_gen
+GEN_SRC := $(B)/gen/seccomp_default_bpf.c
+GEN_OBJ := $(B)/gen/seccomp_default_bpf.o
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
@@ -52,7 +59,22 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/libcloister.a: $(LIB_OBJ)
+$(B)/libcore.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(GEN_BIN): seccomp/gen/default_bpf_gen.c $(B)/libcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< $(B)/libcore.a $(LIBS) -o $@
+
+$(GEN_SRC): $(GEN_BIN)
+	$(GEN_BIN) $@
+
+$(GEN_OBJ): $(GEN_SRC) seccomp/default_bpf.h
+	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/libcloister.a: $(LIB_OBJ) $(GEN_OBJ)
+	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/cloister: $(B)/src/main.o $(B)/libcloister.a

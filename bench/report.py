@@ -17,7 +17,7 @@ out_dir, prefix, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 BASELINES = [
     ("p1min.", "p1min.bwrap"), ("p1.", "p1.bwrap"),
     ("p2.", "p2.floor"), ("p3.", "p3.bwrap"), ("p4.", "p4.bwrap"),
-    ("p5.ppid", "p5.ppidu"), ("p5.dockercold", "p5.dockerwarm"),
+    ("p5.ppid", "p5.ppidu"), ("p5.docker", "p5.dockerbpf"),
     ("p5.", "p5.unconfined"),
     ("net.floor", "net.floor"), ("net.", "net.host"),
     ("relay.lat", "relay.latdirect"), ("relay.", "relay.direct"),

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "ns/init.h"
 #include "ns/mounts.h"
 #include "ns/net.h"
+#include "ns/output.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "src/fdio.h"
@@ -138,6 +140,28 @@ static int step_hostname(struct ns_child *c, cl_error *err)
 	return 0;
 }
 
+/* Tasks bounded without a cgroup: RLIMIT_NPROC counts per user namespace,
+ * so in ours it counts the sandbox only (the caller's other processes run
+ * in the parent namespace). Lowering needs no privilege; raising it back
+ * needs CAP_SYS_RESOURCE over the parent namespace, which we lack. Has no
+ * effect on a sandbox uid that is host root (the kernel exempts it). */
+static int step_rlimits(struct ns_child *c, cl_error *err)
+{
+	struct rlimit r = {c->p->rlimit_nproc, c->p->rlimit_nproc};
+
+	if (!c->p->rlimit_nproc)
+		return 0;
+	if (setrlimit(RLIMIT_NPROC, &r) < 0)
+		return cl_fail_errno(err, "setting RLIMIT_NPROC to %llu",
+		                     (unsigned long long)c->p->rlimit_nproc);
+	return 0;
+}
+
+static int step_output(struct ns_child *c, cl_error *err)
+{
+	return ns_output_child(c->output, err);
+}
+
 static const struct {
 	const char *name;
 	int (*run)(struct ns_child *c, cl_error *err);
@@ -145,10 +169,12 @@ static const struct {
 	/* Order: die-with-parent first so an orphaned child never proceeds;
 	 * id maps before anything that checks credentials; mounts need the id
 	 * maps (file access checks use the mapped ids); hostname after them.
-	 * The parent's "go" comes last: on v1 the parent's attach waits for an
-	 * RCU grace period in the kernel, and overlapping it with our setup
-	 * hides that wait. Limits still hold before the command exists; only
-	 * the setup's small kernel allocations are charged to the caller. */
+	 * The parent's "go" comes after the costly steps: on v1 the parent's
+	 * attach waits for an RCU grace period in the kernel, and overlapping
+	 * it with our setup hides that wait. Limits still hold before the
+	 * command exists; only the setup's small kernel allocations are charged
+	 * to the caller. rlimits after the id maps (the count is per user
+	 * namespace) and before init forks the command, which inherits them. */
 	{"die-with-parent", step_die_with_parent},
 	{"report fds", ns_hooks_child_close},
 	{"uid/gid maps", step_idmaps},
@@ -160,6 +186,9 @@ static const struct {
 	{"disable user namespaces", ns_hooks_disable_userns},
 	{"userns2", ns_hooks_userns2},
 	{"parent go", step_wait_go},
+	{"rlimits", step_rlimits},
+	/* Last: setup's own trace lines still reach the caller directly. */
+	{"output relay", step_output},
 };
 
 _Noreturn static void fail_setup(struct ns_child *c, const char *step, const cl_error *err)
@@ -178,5 +207,7 @@ _Noreturn void ns_child_main(struct ns_child *c)
 			fail_setup(c, child_steps[i].name, &err);
 		ns_trace(c->trace, "child", child_steps[i].name);
 	}
+	/* This process becomes init: the command compares its parent with it. */
+	c->init_pid = getpid();
 	ns_init_run(c);
 }

@@ -9,6 +9,7 @@
 
 #include "ns/caps.h"
 #include "seccomp/seccomp.h"
+struct ns_output;
 #include "src/policy.h"
 
 struct ns_child {
@@ -30,6 +31,8 @@ struct ns_child {
 	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
 	struct ns_caps_plan caps;  /* the capability drop, planned before clone */
+	pid_t init_pid;       /* getpid() of init, for the command's die-with-parent check */
+	const struct ns_output *output;  /* --output-limit pipes, or NULL */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

@@ -36,10 +36,16 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	const struct cl_policy *p = c->p;
 	const char *wd = p->workdir ? p->workdir : "/";
 
-	/* Die with init too (belt and braces: init's death already ends the
-	 * pid namespace). */
+	/* Die with init too. In a pid namespace init's death already ends
+	 * the command; without one (bwrap without --unshare-pid) this is all
+	 * there is, and init may have been killed (it dies with the
+	 * supervisor) before this prctl: the command would then run on,
+	 * orphaned. So, after the prctl, a parent other than init means it is
+	 * gone; nobody is left to report to. */
 	if (p->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return cl_fail_errno(err, "setting the parent-death signal");
+	if (p->die_with_parent && getpid() != c->init_pid && getppid() != c->init_pid)
+		_exit(125);
 	/* New session: the command cannot reach the caller's terminal with
 	 * TIOCSTI and is not in the caller's process group. */
 	if (p->new_session && setsid() < 0)

@@ -24,6 +24,7 @@
 #include "cgroups/cgroup.h"
 #include "ns/child.h"
 #include "ns/hooks.h"
+#include "ns/output.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
@@ -42,6 +43,7 @@ struct supervision {
 	int timer_fd;
 	struct cg_handle *cg;
 	struct ns_relay *relay;
+	struct ns_output *output;   /* --output-limit relay, or NULL */
 	int epfd;
 	bool attach_after_clone;  /* cgroup v1: the child is attached after clone */
 	bool got_exit, timed_out, setup_failed, exec_failed;
@@ -199,6 +201,7 @@ static void supervise(struct supervision *s)
 			case NS_EV_CONN: case NS_EV_UDP_PEER:
 				ns_relay_event(s->relay, ev, evs[i].events);
 				break;
+			case NS_EV_OUTPUT: ns_output_event(s->output, ev); break;
 			default:
 				break;   /* kind 0 or unknown: never a reason to stop */
 			}
@@ -302,6 +305,7 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	 * --info-fd/--json-status-fd document, whose namespace ids can only be
 	 * read while the child is alive and still dumpable. */
 	c->wait_go = s->attach_after_clone || p->hooks.info_fd >= 0 || p->hooks.status_fd >= 0;
+	c->output = s->output;
 	/* CLONE_INTO_CGROUP roots the new cgroup ns at the sandbox cgroup; a
 	 * child attached after clone must make its own ns once placed. */
 	c->cgns_unshare = s->attach_after_clone && (p->ns_flags & CLONE_NEWCGROUP);
@@ -313,6 +317,7 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	}
 	/* ===== parent: caller's privileges ===== */
 	close(sv[1]);
+	ns_output_parent(s->output);
 	s->sync_fd = sv[0];
 	fcntl(s->sync_fd, F_SETFL, O_NONBLOCK);
 	ns_relay_set_sync(s->relay, s->sync_fd);
@@ -370,6 +375,9 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	/* Planned here: the drop in the sandbox runs partly in a vfork child,
 	 * where libcap (it allocates) must not be called. */
 	ns_caps_plan(&c->caps, p->caps_keep);
+	rc = ns_output_open(p, s->epfd, &s->output, err);
+	if (rc < 0)
+		return rc;
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
@@ -379,6 +387,8 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
 {
 	ns_relay_close(s->relay);
+	/* Before the caller's mask comes back: it consumes a pending SIGPIPE. */
+	ns_output_close(s->output);
 	cg_destroy(s->cg);
 	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
 	if (s->epfd >= 0)
@@ -438,6 +448,10 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	} else if (rc == 0) {
 		fill_status(&s, init_status, &ru, st);
 		collect_cgroup(&s, st);
+		st->output_truncated = ns_output_finish(s.output, !s.timed_out);
+		if (st->output_truncated)
+			fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
+			        "was discarded\n", (unsigned long long)p->output_limit);
 		st->wall_ms = now_ms() - t0;
 		ns_hooks_exited(p, st->exit_code);
 		if (s.exec_failed)

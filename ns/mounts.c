@@ -314,8 +314,8 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 
 	/* nodev on the tmpfs itself: the device nodes are bind mounts of
 	 * their own, checked against their own flags. */
-	mfd = new_fs("tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-	             m->dest, err);
+	mfd = new_fs("tmpfs", "0755", m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	             MOUNT_ATTR_NOEXEC, m->dest, err);
 	if (mfd < 0)
 		return mfd;
 	/* Populate while detached and private to us: a fresh tmpfs holds no

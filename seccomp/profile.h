@@ -59,18 +59,15 @@ int sc_profile_add_arch(struct sc_profile *p, uint32_t arch);
 void sc_profile_note_unknown(struct sc_profile *p, const char *name);
 void sc_profile_free(struct sc_profile *p);
 
-/* Built-in default profile (seccomp/profile_default.c). */
+/* Built-in default profile (seccomp/profile_default.c). It depends on
+ * ctx->allow_nested only: the build compiles both variants into the binary
+ * (seccomp/default_bpf.h). */
 int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_error *err);
-/* The same rules without dropping names this arch or libseccomp lacks
- * (cheaper; sc_compile drops them): for the launch path's cache key. */
-int sc_profile_default_raw(const struct sc_context *ctx, struct sc_profile *out, cl_error *err);
 /* Runs the compiled default program through the interpreter on the calls
  * the hardening is about; an error if any decision is not the intended one. */
 struct sock_filter;
 int sc_profile_default_check(const struct sock_filter *f, size_t len,
                              const struct sc_context *ctx, cl_error *err);
-/* Bump whenever the default table changes: part of the cache key. */
-#define SC_DEFAULT_VERSION "default-1"
 
 /* Docker/OCI JSON (seccomp/profile_json.c); src names the input in errors. */
 int sc_profile_from_json(const char *text, size_t len, const char *src,
@@ -93,7 +90,8 @@ int sc_compile(const struct sc_profile *p, struct sock_filter **filter, size_t *
 
 /* Parent-side entry points (seccomp/prepare.c). spec is "default" or a
  * JSON file. sc_profile_load resolves without compiling (for `show`);
- * sc_build compiles through the cache, printing the loader's warning. */
+ * sc_build returns the built-in program for "default" and compiles a file
+ * (no cache), printing the loader's warning. */
 struct sc_program;
 int sc_profile_load(const char *spec, const struct sc_context *ctx, struct sc_profile *out,
                     cl_error *err);

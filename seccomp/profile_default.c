@@ -139,11 +139,6 @@ static const struct group mounts = {
  * so compare only the low ones (CVE-2019-10063 set high bits to pass). */
 #define LOW32 0xffffffffULL
 
-/* Unresolved builds keep every name (the compiler drops the ones this
- * arch lacks): the launch path then hashes the table without paying for
- * hundreds of libseccomp name lookups. */
-static bool resolve_names = true;
-
 static int add_names(struct sc_profile *p, const struct group *g, bool nested)
 {
 	uint32_t action = nested ? SCMP_ACT_ALLOW : g->action;
@@ -155,7 +150,7 @@ static int add_names(struct sc_profile *p, const struct group *g, bool nested)
 	for (char *n = strtok_r(buf, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
 		/* The profile is native-only: names of other architectures, or
 		 * of kernels newer than this libseccomp, get the default action. */
-		if (resolve_names && seccomp_syscall_resolve_name(n) < 0)
+		if (seccomp_syscall_resolve_name(n) < 0)
 			continue;
 		rc = sc_profile_add(p, n, action, NULL, 0, g->reason);
 		if (rc < 0)
@@ -258,18 +253,7 @@ static int build(const struct sc_context *ctx, struct sc_profile *out, cl_error 
 
 int sc_profile_default(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
 {
-	resolve_names = true;
 	return build(ctx, out, err);
-}
-
-int sc_profile_default_raw(const struct sc_context *ctx, struct sc_profile *out, cl_error *err)
-{
-	int rc;
-
-	resolve_names = false;
-	rc = build(ctx, out, err);
-	resolve_names = true;
-	return rc;
 }
 
 /* ---- self-check of the compiled program ----

@@ -1,5 +1,5 @@
 /* Seccomp as the launch path sees it: the parent turns the policy into a raw
- * cBPF program once (compiled or from cache); the child only loads it. */
+ * cBPF program once (built in, or compiled now); the child only loads it. */
 #ifndef SC_SECCOMP_H
 #define SC_SECCOMP_H
 

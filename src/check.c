@@ -25,6 +25,7 @@
 
 #include "src/check_cgroup.h"
 #include "src/fdio.h"
+#include "src/policy.h"
 
 static bool read_small(const char *path, char *buf, size_t len)
 {
@@ -224,6 +225,30 @@ static void probe_docker(struct probe_result *r)
 		snprintf(r->hint, sizeof(r->hint), "start dockerd to enable --runtime docker (optional)");
 }
 
+/* What `cloister run` bounds with no limit option, for this caller, and
+ * what stays unbounded (docs/limits.md). */
+static void probe_bounds(struct probe_result *r)
+{
+	struct probe_result cg = {0};
+	char tasks[96];
+
+	cl_check_cgroup(&cg);
+	if (getuid() == 0)
+		snprintf(tasks, sizeof(tasks), "tasks unbounded (host root is exempt from RLIMIT_NPROC)");
+	else
+		snprintf(tasks, sizeof(tasks), "tasks <= %d (RLIMIT_NPROC, counted per sandbox)",
+		         CL_DEFAULT_NPROC);
+	r->ok = true;
+	snprintf(r->detail, sizeof(r->detail), "%s; tmpfs /tmp %lluM, /dev/shm %lluM; output "
+	         "with --output-limit", tasks,
+	         (unsigned long long)(cl_policy_default_tmpfs_size() >> 20),
+	         (unsigned long long)(CL_DEFAULT_DEV_SIZE >> 20));
+	snprintf(r->hint, sizeof(r->hint), "%s%s", cg.ok
+	         ? "memory and CPU are unbounded unless --memory/--cpus are given"
+	         : "memory and CPU cannot be bounded here (no usable cgroup, see above)",
+	         getuid() == 0 ? "; give --pids to bound tasks" : "");
+}
+
 static const struct {
 	const char *name;
 	void (*probe)(struct probe_result *r);
@@ -232,6 +257,7 @@ static const struct {
 	{"clone3", probe_clone3},
 	{"pidfd", probe_pidfd},
 	{"cgroups", cl_check_cgroup},
+	{"default bounds", probe_bounds},
 	{"seccomp", probe_seccomp},
 	{"landlock", probe_landlock},
 	{"overlay in userns", probe_overlay},

@@ -68,7 +68,8 @@ void cl_cli_run_usage(FILE *f)
 	      "  --network none|host  --uid N  --gid N  --cap-add CAP  --cap-drop CAP\n"
 	      "  --memory SIZE  --memory-swap SIZE  --cpus N  --pids N  --cgroup-parent PATH\n"
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
-	      "  --timeout SECONDS  --json-status FILE|fd:N  --dry-run --json\n"
+	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
+	      "  --dry-run --json\n"
 	      "See cloister(1).\n", f);
 }
 
@@ -105,7 +106,9 @@ static int add_tmpfs(struct cl_policy *p, const char *arg, cl_error *err)
 	char *copy = strdup(arg);
 	char *opt = copy ? strchr(copy, ':') : NULL;
 	struct cl_mount *m;
-	uint64_t size = 0;
+	/* Without size=, the same cap as the default /tmp (a tmpfs with no
+	 * size may take half of RAM); size= raises or lowers it. */
+	uint64_t size = cl_policy_default_tmpfs_size();
 	int rc = 0;
 
 	if (!copy)
@@ -305,9 +308,10 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 		return xstrdup_set(&p->seccomp_path, v) ? 0 : cl_fail(err, ENOMEM, "--seccomp-bpf");
 	case O_ALLOW_NESTED: p->allow_nested = true; return 0;
 	case O_OUTPUT_LIMIT:
-		if (cl_parse_u64(v, 1, UINT64_MAX, &n) < 0)
-			return cl_fail(err, 0, "--output-limit '%s': expected a byte count > 0", v);
-		return unsupported("--output-limit", "output capping", err);
+		if (cl_parse_size(v, &n) < 0 || n == 0)
+			return cl_fail(err, 0, "--output-limit '%s': expected a byte count > 0 (b, k, m, g)", v);
+		p->output_limit = n;
+		return 0;
 	case O_PUBLISH: return cl_policy_add_publish(p, v, err);
 	case O_FORWARD_OUT: return cl_policy_add_forward(p, v, err);
 	case O_WORKSPACE: return unsupported("--workspace", "workspace diffs", err);
@@ -335,6 +339,8 @@ static int finish(struct cl_policy *p, struct run_state *rs, cl_error *err)
 
 	if (p->network == CL_NET_HOST)
 		p->ns_flags &= ~CLONE_NEWNET;
+	/* Tasks are bounded even without a cgroup; --pids sets both. */
+	p->rlimit_nproc = p->limits.pids ? p->limits.pids : CL_DEFAULT_NPROC;
 	/* The copied host name would leak which machine this is. */
 	if (!p->hostname && !(p->hostname = strdup("cloister")))
 		return cl_fail(err, ENOMEM, "setting the hostname");

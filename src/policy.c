@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 
 #include "src/parse.h"
@@ -90,6 +91,18 @@ struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kin
 	return m;
 }
 
+uint64_t cl_policy_default_tmpfs_size(void)
+{
+	struct sysinfo si;
+	uint64_t ram;
+
+	if (sysinfo(&si) < 0)
+		return CL_DEFAULT_TMPFS_MAX;
+	ram = (uint64_t)si.totalram * si.mem_unit;
+	return ram / CL_DEFAULT_TMPFS_RAM_DIV < CL_DEFAULT_TMPFS_MAX && ram
+	       ? ram / CL_DEFAULT_TMPFS_RAM_DIV : CL_DEFAULT_TMPFS_MAX;
+}
+
 int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)
 {
 	static const char *const sys_dirs[] = {"/usr", "/bin", "/sbin", "/lib",
@@ -107,9 +120,15 @@ int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)
 	}
 	ok = ok && cl_policy_add_mount(p, CL_MNT_PROC, NULL, "/proc", 0);
 	ok = ok && cl_policy_add_mount(p, CL_MNT_DEV, NULL, "/dev", 0);
-	ok = ok && cl_policy_add_mount(p, CL_MNT_TMPFS, NULL, "/tmp", 0);
+	/* Size caps: a tmpfs is RAM (and swap) outside any cgroup the caller
+	 * may not have; /dev holds /dev/shm. --tmpfs /tmp:size=N overrides. */
 	if (ok)
+		p->mounts[p->n_mounts - 1].size = CL_DEFAULT_DEV_SIZE;
+	ok = ok && cl_policy_add_mount(p, CL_MNT_TMPFS, NULL, "/tmp", 0);
+	if (ok) {
 		p->mounts[p->n_mounts - 1].mode = 01777;
+		p->mounts[p->n_mounts - 1].size = cl_policy_default_tmpfs_size();
+	}
 	return ok ? 0 : cl_fail(err, ENOMEM, "adding default mounts");
 }
 

@@ -129,7 +129,8 @@ struct cl_policy {
 	/* Limits and supervision. */
 	struct cl_limits limits;
 	uint64_t timeout_ms;      /* 0 = none */
-	uint64_t output_limit;    /* 0 = none */
+	uint64_t output_limit;    /* bytes of stdout+stderr passed on, 0 = none */
+	uint64_t rlimit_nproc;    /* RLIMIT_NPROC in the sandbox, 0 = the caller's */
 
 	/* Seccomp. */
 	enum cl_seccomp_mode seccomp;
@@ -150,6 +151,17 @@ struct cl_policy {
 	/* bwrap compatibility (see src/cli_bwrap*.c). */
 	struct cl_hooks hooks;
 };
+
+/* `cloister run`'s bounds when no option says otherwise (docs/limits.md).
+ * RLIMIT_NPROC is counted per user namespace (Linux >= 5.14), so in the
+ * sandbox's own namespace it bounds the sandbox's tasks, not the caller's. */
+#define CL_DEFAULT_NPROC 2048
+#define CL_DEFAULT_DEV_SIZE (64ULL << 20)      /* /dev, so /dev/shm: Docker's shm size */
+#define CL_DEFAULT_TMPFS_MAX (1ULL << 30)      /* /tmp and --tmpfs: 1 GiB ... */
+#define CL_DEFAULT_TMPFS_RAM_DIV 4             /* ... or a quarter of RAM if less */
+/* The default size of a writable tmpfs: CL_DEFAULT_TMPFS_MAX, or a quarter
+ * of the machine's RAM when that is less. */
+uint64_t cl_policy_default_tmpfs_size(void);
 
 /* Fills p with `cloister run`'s deny-by-default profile (no mounts yet). */
 void cl_policy_init(struct cl_policy *p);

@@ -132,6 +132,10 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	json_object_set_new(o, "limits", limits_json(&p->limits));
 	json_object_set_new(o, "timeout_ms", p->timeout_ms ? json_integer((json_int_t)p->timeout_ms)
 	                                                  : json_null());
+	json_object_set_new(o, "output_limit", p->output_limit
+	                    ? json_integer((json_int_t)p->output_limit) : json_null());
+	json_object_set_new(o, "rlimit_nproc", p->rlimit_nproc
+	                    ? json_integer((json_int_t)p->rlimit_nproc) : json_null());
 	json_object_set_new(o, "seccomp", json_string(sc[p->seccomp]));
 	json_object_set_new(o, "seccomp_path", str_or_null(p->seccomp_path));
 	json_object_set_new(o, "allow_nested", json_boolean(p->allow_nested));

@@ -42,6 +42,20 @@ wait_until() {
 # A marker unique to the running test: put it on the command line of
 # anything the test starts, so a leftover check finds only its own.
 marker() { echo "clmark-${T_TMP##*.}-$1"; }
+# Waits until PATH exists (deadline in seconds, default 60).
+wait_for_path() {
+	local deadline=$((SECONDS + ${2:-60}))
+	while [ ! -e "$1" ]; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
+}
+# SIGKILLs PID and waits (pidfds, 60 s deadline) until every process of the
+# tree it had is gone; fails naming what is left. Scoped to that tree.
+kill_tree_and_wait() {
+	local left
+	left=$(python3 "$TOP/tests/helpers/proctree.py" kill_and_wait "$1" 2>/dev/null) ||
+		fail "processes left behind after SIGKILL of $1: $left"
+	wait "$1" 2>/dev/null
+	return 0
+}
 # Pids of processes whose command line contains the marker (not ours).
 procs_with() {
 	local p left=""

@@ -1,12 +1,13 @@
 #!/bin/bash
 # Seccomp: the default profile, unconfined and Docker's profile, asserted by
 # the errno each syscall gets inside the sandbox (tests/helpers/scprobe.c);
-# nested namespaces, foreign ABIs, bwrap interop, the BPF cache, bad input.
+# nested namespaces, foreign ABIs, bwrap interop, no state a sandbox can
+# poison (there is no BPF cache), bad input.
 source "$(dirname "$0")/../lib.sh"
 
 PROBE=$HELPERS/scprobe
 DOCKER=$TOP/tests/fixtures/docker-default-seccomp.json
-# Each test gets its own cache so hits and misses are its own.
+# Each test gets its own XDG_CACHE_HOME: nothing may be shared through it.
 cache_env() { export XDG_CACHE_HOME=$T_TMP/cache; }
 probe() {  # profile-args... -- probe-args...
 	local a=()
@@ -93,7 +94,7 @@ t_docker_profile_warns_once() {
 	probe --seccomp "$DOCKER" -- getppid
 	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'warning: .*skipping syscalls unknown to libseccomp')" "one warning line (cold)"
 	probe --seccomp "$DOCKER" -- getppid
-	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'warning: .*skipping syscalls unknown to libseccomp')" "one warning line (warm cache)"
+	assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c 'warning: .*skipping syscalls unknown to libseccomp')" "one warning line (second run)"
 	assert_eq "getppid OK" "$OUT" "probe output"
 }
 
@@ -245,71 +246,52 @@ personality_noaslr EPERM
 socket_vsock EPERM" "$OUT" "bwrap with Docker's profile"
 }
 
-# ---- cache ----
-debug_run() { CLOISTER_DEBUG=seccomp clr run "$@" -- true; }
-entries() { find "$XDG_CACHE_HOME/cloister" -name '*.bpf' 2>/dev/null | sort; }
+# ---- no trusted state a sandbox can write (issue #14, hole 1) ----
+# Runs inside the sandbox with the cache dir bound read-write: rewrites
+# every entry the old on-disk cache format would load (magic, format 1,
+# sizes, key, SHA-256 over header and payload) into one instruction,
+# SECCOMP_RET_ALLOW, checksum recomputed; prints how many it rewrote.
+POISON='import glob, hashlib, struct, sys
+n = 0
+for p in glob.glob(sys.argv[1] + "/*.bpf"):
+    d = open(p, "rb").read()
+    if len(d) < 88 or d[:8] != b"CLSCBPF\0":
+        continue
+    key = d[24:56]
+    prog = struct.pack("<HBBI", 0x06, 0, 0, 0x7fff0000)
+    head = b"CLSCBPF\0" + struct.pack("<IIII", 1, 1, 0, 0) + key
+    open(p, "wb").write(head + hashlib.sha256(head + prog).digest() + prog)
+    n += 1
+print(n)'
 
-t_cache_miss_then_hit() {
-	cache_env
-	debug_run --seccomp default
-	assert_eq 0 "$RC"; assert_contains "$ERR" "seccomp cache miss"
-	local e; e=$(entries)
-	[ -n "$e" ] || fail "no cache entry written"
-	local before; before=$(stat -c '%i %Y' "$e")
-	debug_run --seccomp default
-	assert_eq 0 "$RC"; assert_contains "$ERR" "seccomp cache hit"
-	assert_eq "$before" "$(stat -c '%i %Y' "$e")" "entry untouched on a hit"
-	[ "$(stat -c %a "$XDG_CACHE_HOME/cloister")" = 700 ] || fail "cache dir is not 0700"
-	# Another capability set or --allow-nested is another entry.
-	debug_run --seccomp default --allow-nested
-	assert_contains "$ERR" "seccomp cache miss"
-	debug_run --seccomp default --cap-add CAP_NET_ADMIN
-	assert_contains "$ERR" "seccomp cache miss"
-	assert_eq 3 "$(entries | wc -l)" "entries"
+poison_then_probe() {  # profile-args...: the reproducer from the issue
+	local X; X=$(mktemp -d "$T_TMP/xdg.XXXXXX")
+	XDG_CACHE_HOME=$X clr run "$@" -- true
+	assert_eq 0 "$RC" "first run ($ERR)"
+	# Nothing of a run may be left where a later sandbox could write it.
+	assert_eq "" "$(find "$X" -mindepth 1 2>/dev/null)" "files left in XDG_CACHE_HOME"
+	mkdir -p "$X/cloister"
+	XDG_CACHE_HOME=$X clr run --rw "$X/cloister" -- python3 -c "$POISON" "$X/cloister"
+	assert_eq 0 "$RC" "poisoning run ($ERR)"
+	POISONED=$OUT
+	XDG_CACHE_HOME=$X clr run "$@" -- unshare -U id
+	[ "$RC" != 0 ] || fail "unshare -U succeeded after $POISONED cache entries were rewritten from a sandbox: $OUT"
+	assert_contains "$ERR" "Operation not permitted" "unshare denied by the filter"
+	assert_eq 0 "$POISONED" "cache entries a sandbox could rewrite"
 }
+t_cache_poisoning_default() { poison_then_probe; }
+t_cache_poisoning_user_profile() { poison_then_probe --seccomp "$DOCKER"; }
 
-t_cache_corrupt_entry_rebuilt() {
-	cache_env
-	debug_run --seccomp "$DOCKER"
-	local e; e=$(entries)
-	# Flip one byte in the program.
-	printf '\xff' | dd of="$e" bs=1 seek=200 conv=notrunc 2>/dev/null
-	debug_run --seccomp "$DOCKER"
-	assert_eq 0 "$RC"; assert_contains "$ERR" "corrupt, rebuilding"
-	debug_run --seccomp "$DOCKER"
-	assert_contains "$ERR" "seccomp cache hit"
-	truncate -s 20 "$e"
-	debug_run --seccomp "$DOCKER"
-	assert_eq 0 "$RC"; assert_contains "$ERR" "corrupt, rebuilding"
-	# And the rebuilt program still behaves as Docker's.
-	probe --seccomp "$DOCKER" -- clone3
-	assert_eq "clone3 ENOSYS" "$OUT"
-}
-
-t_cache_foreign_entry_rejected() {
-	cache_env
-	debug_run --seccomp default
-	local a; a=$(entries)
-	debug_run --seccomp default --allow-nested
-	local b; b=$(entries | grep -v "$a")
-	# Plant the default profile's (valid) entry under --allow-nested's key.
-	cp "$a" "$b"
-	debug_run --seccomp default --allow-nested
-	assert_contains "$ERR" "corrupt, rebuilding"
-	clr run --allow-nested -- unshare -U true
-	assert_eq 0 "$RC" "nested allowed after the rebuild ($ERR)"
-}
-
-t_cache_unusable_never_fails_a_run() {
-	export XDG_CACHE_HOME=/proc/no-such-dir
-	CLOISTER_DEBUG=seccomp clr run -- true
-	assert_eq 0 "$RC" "run without a usable cache ($ERR)"
-	# A group/world-writable cache dir is not trusted.
-	export XDG_CACHE_HOME=$T_TMP/shared
-	mkdir -p "$XDG_CACHE_HOME/cloister"; chmod 777 "$XDG_CACHE_HOME/cloister"
-	debug_run --seccomp default; debug_run --seccomp default
-	assert_eq 0 "$RC"; assert_contains "$ERR" "seccomp cache miss"
-	assert_eq "" "$(entries)" "nothing written to an untrusted dir"
+t_default_program_is_built_in() {
+	# The default profile is compiled into the binary: no compile, no
+	# cache, whatever XDG_CACHE_HOME and HOME say.
+	XDG_CACHE_HOME=/proc/no-such-dir HOME=/proc/no-such-dir CLOISTER_DEBUG=seccomp clr run -- true
+	assert_eq 0 "$RC" "run ($ERR)"
+	assert_contains "$ERR" "seccomp default: built-in program"
+	CLOISTER_DEBUG=seccomp clr run --allow-nested -- true
+	assert_contains "$ERR" "seccomp default: built-in program"
+	CLOISTER_DEBUG=seccomp clr run --seccomp "$DOCKER" -- true
+	assert_contains "$ERR" "seccomp $DOCKER: compiled program"
 }
 
 # ---- bad input: one line, exit 125, nothing started ----

@@ -58,6 +58,8 @@ static const struct { const char *argv[8]; int ok; const char *msg; } rows[] = {
 	{{"run", "--publish", "80", "true"}, 0, "--publish '80'"},
 	{{"run", "--publish", "8080:80", "--network", "host", "true"}, 0, "need the sandbox's own network"},
 	{{"run", "--forward-out", "80:h:1", "--forward-out", "80:h:2", "true"}, 0, "used twice"},
+	{{"run", "--output-limit", "0", "true"}, 0, "--output-limit '0'"},
+	{{"run", "--output-limit", "1x", "true"}, 0, "--output-limit '1x'"},
 	{{"run", "--forward-out", "3128:127.0.0.1:8080", "--publish", "[::1]:8080:80/udp", "true"}, 1, NULL},
 };
 
@@ -102,6 +104,12 @@ static void defaults(void)
 	CHECK("/proc mounted", (m = find_mount(&p, "/proc")) && m->kind == CL_MNT_PROC);
 	CHECK("/tmp tmpfs 1777", (m = find_mount(&p, "/tmp")) && m->kind == CL_MNT_TMPFS &&
 	                         m->mode == 01777);
+	CHECK("/tmp capped by default", m && m->size == cl_policy_default_tmpfs_size() &&
+	                                m->size > 0 && m->size <= (1ULL << 30));
+	CHECK("/dev capped at 64 MiB", (m = find_mount(&p, "/dev")) && m->kind == CL_MNT_DEV &&
+	                               m->size == (64ULL << 20));
+	CHECK("RLIMIT_NPROC 2048 by default", p.rlimit_nproc == 2048);
+	CHECK("no output limit by default (passthrough)", p.output_limit == 0);
 	CHECK("user bind after defaults", p.mounts[p.n_mounts - 1].kind == CL_MNT_BIND &&
 	                                  !strcmp(p.mounts[p.n_mounts - 1].dest, "/data"));
 	CHECK("seccomp default", p.seccomp == CL_SC_DEFAULT);
@@ -111,6 +119,24 @@ static void defaults(void)
 	char *json = cl_policy_to_json(&p);
 	CHECK("dry-run json has mounts", json && strstr(json, "\"destination\": \"/data\""));
 	free(json);
+	cl_policy_free(&p);
+}
+
+static void bounds_options(void)
+{
+	char *argv[] = {"run", "--output-limit", "2k", "--pids", "64", "--tmpfs", "/t",
+	                "--tmpfs", "/u:size=8m", "true", NULL};
+	struct cl_policy p;
+	struct cl_run_opts o;
+	cl_error err;
+	const struct cl_mount *m;
+
+	CHECK("bounds options parse", parse(&p, &o, &err, argv) == 0);
+	CHECK("--output-limit 2k", p.output_limit == 2048);
+	CHECK("--pids sets RLIMIT_NPROC too", p.rlimit_nproc == 64 && p.limits.pids == 64);
+	CHECK("--tmpfs without size= gets the default cap",
+	      (m = find_mount(&p, "/t")) && m->size == cl_policy_default_tmpfs_size());
+	CHECK("--tmpfs size= wins", (m = find_mount(&p, "/u")) && m->size == (8ULL << 20));
 	cl_policy_free(&p);
 }
 
@@ -169,6 +195,7 @@ int main(void)
 	setenv("HOME", "/root", 1);
 	table();
 	defaults();
+	bounds_options();
 	options();
 	env_ops();
 	errors();

@@ -1,5 +1,6 @@
 /* Unit tests for the seccomp profile model: the Docker/OCI JSON loader on
- * small inline profiles, the default profile's shape, SHA-256, the compiler. */
+ * small inline profiles, the default profile's shape, the compiler and the
+ * program built into the binary. */
 #include <errno.h>
 #include <linux/filter.h>
 #include <seccomp.h>
@@ -7,8 +8,8 @@
 #include <string.h>
 
 #include "seccomp/bpf_sim.h"
+#include "seccomp/default_bpf.h"
 #include "seccomp/profile.h"
-#include "seccomp/sha256.h"
 #include "unit.h"
 
 static const struct sc_context none = {0, false};
@@ -283,6 +284,13 @@ static void test_default_program(bool nested)
 	         nested ? ", allow_nested" : "");
 	CHECK(name, wrong == 0 && checked > 300);
 	CHECK("self-check passes", sc_profile_default_check(f, len, &ctx, &err) == 0);
+	{
+		/* The program compiled into the binary at build time is this one. */
+		const struct sc_builtin *b = nested ? &sc_default_bpf_nested : &sc_default_bpf;
+		CHECK(nested ? "built-in program (allow_nested) = compiled table"
+		             : "built-in program = compiled table",
+		      b->len == len && memcmp(b->filter, f, len * sizeof(*f)) == 0);
+	}
 	/* A program that allows everything must fail the self-check. */
 	{
 		struct sock_filter all[1] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
@@ -335,29 +343,6 @@ static void test_docker_program(void)
 	sc_profile_free(&p);
 }
 
-static void test_sha256(void)
-{
-	static const uint8_t abc[32] = {
-		0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae,
-		0x22, 0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61,
-		0xf2, 0x00, 0x15, 0xad};
-	static const uint8_t mil_a_prefix[4] = {0xcd, 0xc7, 0x6e, 0x5c};  /* 10^6 x 'a' */
-	struct sc_sha256 s;
-	uint8_t out[32];
-	char a[1000];
-
-	sc_sha256_init(&s);
-	sc_sha256_update(&s, "abc", 3);
-	sc_sha256_final(&s, out);
-	CHECK("sha256(abc)", memcmp(out, abc, 32) == 0);
-	memset(a, 'a', sizeof(a));
-	sc_sha256_init(&s);
-	for (int i = 0; i < 1000; i++)
-		sc_sha256_update(&s, a, sizeof(a));
-	sc_sha256_final(&s, out);
-	CHECK("sha256(a x 10^6)", memcmp(out, mil_a_prefix, 4) == 0);
-}
-
 int main(void)
 {
 	test_bad();
@@ -369,6 +354,5 @@ int main(void)
 	test_default_program(false);
 	test_default_program(true);
 	test_docker_program();
-	test_sha256();
 	UNIT_MAIN_END;
 }
