@@ -20,6 +20,7 @@
 #include "ns/init.h"
 #include "ns/mounts.h"
 #include "ns/net.h"
+#include "ns/pty.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "src/fdio.h"
@@ -126,6 +127,21 @@ static int step_network(struct ns_child *c, cl_error *err)
 	return forward_listeners(c, err);
 }
 
+/* The caller's terminal is not handed in: its stdio fds that are terminals
+ * become a pty of the sandbox's own devpts, relayed by the supervisor. */
+static int step_terminal(struct ns_child *c, cl_error *err)
+{
+	int fd;
+
+	if (!c->pty_mask)
+		return 0;
+	fd = ns_pty_child_setup(c->sync_fd, c->pty_mask, &c->pty_ws, err);
+	if (fd < 0)
+		return fd;
+	c->ctty_fd = fd;
+	return 0;
+}
+
 static int step_hostname(struct ns_child *c, cl_error *err)
 {
 	const char *h = c->p->hostname;
@@ -143,7 +159,8 @@ static const struct {
 } child_steps[] = {
 	/* Order: die-with-parent first so an orphaned child never proceeds;
 	 * id maps before anything that checks credentials; mounts need the id
-	 * maps (file access checks use the mapped ids); hostname after them.
+	 * maps (file access checks use the mapped ids); the terminal after the
+	 * mounts (it comes from the sandbox's own devpts); hostname after them.
 	 * The cgroup "go" comes last: on v1 the parent's attach waits for an
 	 * RCU grace period in the kernel, and overlapping it with our setup
 	 * hides that wait. Limits still hold before the command exists; only
@@ -153,6 +170,7 @@ static const struct {
 	{"uid/gid maps", step_idmaps},
 	{"user namespace limit", ns_hooks_userns_limit},
 	{"mounts", step_mounts},
+	{"terminal", step_terminal},
 	{"network", step_network},
 	{"hostname", step_hostname},
 	{"lock file", ns_hooks_lock_file},

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include "seccomp/seccomp.h"
@@ -28,6 +29,9 @@ struct ns_child {
 	int host_proc;        /* O_PATH host /proc kept across pivot, or -1 */
 	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
+	unsigned pty_mask;    /* stdio fds (bit n = fd n) that get a pty of the sandbox */
+	struct winsize pty_ws;  /* the caller's window size, for that pty */
+	int ctty_fd;          /* the pty on the command's stdio, made its ctty; or -1 */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

@@ -24,6 +24,7 @@
 #include "cgroups/cgroup.h"
 #include "ns/child.h"
 #include "ns/hooks.h"
+#include "ns/pty.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
@@ -42,6 +43,7 @@ struct supervision {
 	int timer_fd;
 	struct cg_handle *cg;
 	struct ns_relay *relay;
+	struct ns_pty *pty;     /* NULL unless the command gets its own terminal */
 	int epfd;
 	bool got_exit, timed_out, setup_failed, exec_failed;
 	int cmd_status;
@@ -88,6 +90,12 @@ static void handle_msg(struct supervision *s, const struct ns_msg *m, int fd)
 	case NS_MSG_LISTENER:
 		ns_relay_on_listener(s->relay, m->status, fd);
 		return;
+	case NS_MSG_PTY:
+		if (s->pty)
+			ns_pty_on_master(s->pty, fd);
+		else if (fd >= 0)
+			close(fd);
+		return;
 	case NS_MSG_SETUP_ERROR:
 		s->setup_failed = true;
 		s->child_err.errnum = m->errnum;
@@ -132,6 +140,11 @@ static void on_signal(struct supervision *s)
 
 	if (read(s->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
+	/* With a pty of its own the sandbox learns of a resize from its pty. */
+	if (si.ssi_signo == SIGWINCH && s->pty) {
+		ns_pty_winch(s->pty);
+		return;
+	}
 	/* Terminal signals already reached the sandbox when it shares our
 	 * session; everything else is passed to init, which forwards it. */
 	if (si.ssi_code == SI_KERNEL && si.ssi_signo != SIGTERM)
@@ -169,11 +182,12 @@ static void supervise(struct supervision *s)
 	struct epoll_event evs[64];
 	bool done = false;
 
-	/* The sync socket is watched only when relays need init mid-run;
-	 * otherwise its messages (errors, the exit status) are read once the
-	 * pidfd fires, which saves a wake-up per launch. */
+	/* The sync socket is watched only when relays need init mid-run or
+	 * the pty master is on its way; otherwise its messages (errors, the
+	 * exit status) are read once the pidfd fires, which saves a wake-up
+	 * per launch. */
 	if (watch(s->epfd, &ev_pid, NS_EV_PIDFD, s->pidfd) < 0 ||
-	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay ? s->sync_fd : -1) < 0 ||
+	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay || s->pty ? s->sync_fd : -1) < 0 ||
 	    watch(s->epfd, &ev_sig, NS_EV_SIGNAL, s->sig_fd) < 0 ||
 	    watch(s->epfd, &ev_timer, NS_EV_TIMER, s->timer_fd) < 0) {
 		kill(s->pid, SIGKILL);   /* cannot supervise: do not leave it running */
@@ -194,12 +208,15 @@ static void supervise(struct supervision *s)
 				break;
 			case NS_EV_SIGNAL: on_signal(s); break;
 			case NS_EV_TIMER: on_timeout(s); break;
+			case NS_EV_PTY: ns_pty_event(s->pty, ev, evs[i].events); break;
 			default: ns_relay_event(s->relay, ev, evs[i].events); break;
 			}
 		}
 		ns_relay_end_batch(s->relay);
 	}
 	drain_sync(s);
+	/* After the sync drain: the master may have come with the last batch. */
+	ns_pty_drain(s->pty);
 }
 
 static int setup_signals(sigset_t *orig, cl_error *err)
@@ -287,6 +304,9 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cl_fail_errno(err, "creating the sync socket");
 	c->sync_fd = sv[1];
+	c->pty_mask = ns_pty_stdio_mask(s->pty);
+	if (s->pty)
+		c->pty_ws = *ns_pty_winsize(s->pty);
 	c->serve_sockets = p->n_ports > 0;
 	c->wait_go = s->cg && cg_clone_fd(s->cg) < 0;
 	/* CLONE_INTO_CGROUP roots the new cgroup ns at the sandbox cgroup; a
@@ -348,6 +368,9 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	rc = ns_relay_open(p, s->epfd, &s->relay, err);
 	if (rc < 0)
 		return rc;
+	rc = ns_pty_open(p, s->epfd, &s->pty, err);
+	if (rc < 0)
+		return rc;
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
@@ -356,6 +379,9 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 
 static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
 {
+	/* The caller's terminal before the signal mask: a pending SIGINT
+	 * must not end us with the terminal still raw. */
+	ns_pty_close(s->pty);
 	ns_relay_close(s->relay);
 	cg_destroy(s->cg);
 	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
@@ -381,7 +407,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	                        .timer_fd = -1, .epfd = -1};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
 	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
-	                     .lock_fd = -1};
+	                     .lock_fd = -1, .ctty_fd = -1};
 	struct rusage ru = {0};
 	double t0 = now_ms();
 	int rc, init_status = 0;

@@ -20,6 +20,8 @@ enum ns_msg_type {
 	                          * status = id, errnum = error if none */
 	NS_MSG_LISTENER,         /* child -> parent: forward-out listener (fd
 	                          * attached), status = forward index */
+	NS_MSG_PTY,              /* child -> parent: the command's pty master
+	                          * (fd attached), ns/pty.c */
 };
 
 struct ns_msg {

@@ -54,6 +54,7 @@ void cl_policy_init(struct cl_policy *p)
 	p->no_new_privs = true;
 	p->new_session = true;
 	p->die_with_parent = true;
+	p->pty = true;
 	p->network = CL_NET_NONE;
 	p->limits.memory_swap = -1;
 	p->seccomp = CL_SC_DEFAULT;

@@ -118,6 +118,7 @@ struct cl_policy {
 	bool no_new_privs;
 	bool new_session;         /* setsid() for the command */
 	bool die_with_parent;
+	bool pty;                 /* stdio terminals become a pty of the sandbox's own */
 
 	/* Network. */
 	enum cl_network network;

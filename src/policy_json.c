@@ -126,6 +126,7 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	json_object_set_new(o, "no_new_privs", json_boolean(p->no_new_privs));
 	json_object_set_new(o, "new_session", json_boolean(p->new_session));
 	json_object_set_new(o, "die_with_parent", json_boolean(p->die_with_parent));
+	json_object_set_new(o, "pty", json_boolean(p->pty));
 	json_object_set_new(o, "network", json_string(p->network == CL_NET_HOST ? "host" : "none"));
 	json_object_set_new(o, "publish", ports_json(p));
 	json_object_set_new(o, "forward_out", forwards_json(p));
