@@ -17,6 +17,7 @@
 
 #include "ns/caps.h"
 #include "ns/hooks.h"
+#include "ns/idmap.h"
 #include "ns/init.h"
 #include "ns/mounts.h"
 #include "ns/net.h"
@@ -60,6 +61,14 @@ static int step_idmaps(struct ns_child *c, cl_error *err)
 
 	if (!(c->p->ns_flags & CLONE_NEWUSER))
 		return 0;
+	/* A root caller's sandbox maps to another host id: only the parent
+	 * may write that, and we wait for it. */
+	if (c->parent_maps) {
+		if (ns_idmap_child_wait(c->p, c->sync_fd, err) < 0)
+			return cl_error_code(err);
+		/* A change of credentials clears the parent-death signal. */
+		return step_die_with_parent(c, err);
+	}
 	/* --userns-block-fd: someone else writes the maps, then unblocks us. */
 	rc = ns_hooks_userns_block(c, err);
 	if (rc != 0)
@@ -97,7 +106,7 @@ static int step_mounts(struct ns_child *c, cl_error *err)
 {
 	if (!(c->p->ns_flags & CLONE_NEWNS))
 		return 0;
-	return ns_mounts_setup(c->p, err);
+	return ns_mounts_setup(c->p, c->pre_trees, c->pre_root, err);
 }
 
 /* --forward-out: listen on 127.0.0.1:PORT inside before the command runs;

@@ -24,6 +24,7 @@
 #include "cgroups/cgroup.h"
 #include "ns/child.h"
 #include "ns/hooks.h"
+#include "ns/idmap.h"
 #include "ns/pty.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
@@ -332,6 +333,10 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");
+	/* Maps before the cgroup "go": the child reads them first. */
+	if (c->parent_maps &&
+	    ns_idmap_after_clone(p, s->pid, c->pre_trees, c->pre_root, s->sync_fd, err) < 0)
+		return cl_error_code(err);
 	if (c->wait_go) {
 		if (cg_attach(s->cg, s->pid, err) < 0)
 			return cl_error_code(err);
@@ -374,6 +379,17 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
+	/* Sources with the caller's rights, before the sandbox's identity
+	 * is an unprivileged one. */
+	c->parent_maps = ns_idmap_by_parent(p);
+	if (c->parent_maps) {
+		c->pre_trees = calloc(p->n_mounts + 1, sizeof(int));
+		if (!c->pre_trees)
+			return cl_fail(err, ENOMEM, "preparing mounts");
+		rc = ns_idmap_open_trees(p, c->pre_trees, &c->pre_root, err);
+		if (rc < 0)
+			return rc;
+	}
 	return ns_hooks_prepare(p, c, err);
 }
 
@@ -396,6 +412,12 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 	if (s->timer_fd >= 0)
 		close(s->timer_fd);
 	free(c->exec_argv);
+	for (size_t i = 0; c->pre_trees && i < c->p->n_mounts; i++)
+		if (c->pre_trees[i] >= 0)
+			close(c->pre_trees[i]);
+	free(c->pre_trees);
+	if (c->pre_root >= 0)
+		close(c->pre_root);
 	sc_program_free(prog);
 	ns_hooks_release(c);
 }
@@ -407,7 +429,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	                        .timer_fd = -1, .epfd = -1};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
 	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
-	                     .lock_fd = -1, .ctty_fd = -1};
+	                     .lock_fd = -1, .ctty_fd = -1, .pre_root = -1};
 	struct rusage ru = {0};
 	double t0 = now_ms();
 	int rc, init_status = 0;

@@ -22,6 +22,7 @@ enum ns_msg_type {
 	                          * attached), status = forward index */
 	NS_MSG_PTY,              /* child -> parent: the command's pty master
 	                          * (fd attached), ns/pty.c */
+	NS_MSG_MAPS,             /* parent -> child: id maps written (ns/idmap.c) */
 };
 
 struct ns_msg {

@@ -19,19 +19,26 @@ t_pid_namespace() {
 	[ "$3" -lt 20 ] || fail "sandbox sees host processes (highest pid $3)"
 }
 
+# The host uid the sandbox runs as: the caller's, except for root (an
+# unprivileged id unless --host-root; docs/security.md, "Root callers").
+host_uid() { if is_root; then echo 1879048192; else id -u; fi; }
+
 t_uid_map_default() {
 	run_in -- sh -c 'id -u; id -g; cat /proc/self/uid_map'
 	set -- $OUT
 	assert_eq "$(id -u)" "$1" "uid inside"
 	assert_eq "$(id -g)" "$2" "gid inside"
-	assert_eq "$(id -u) $(id -u) 1" "$3 $4 $5" "uid_map"
+	assert_eq "$(id -u) $(host_uid) 1" "$3 $4 $5" "uid_map"
+	is_root || return 0   # --host-root only changes anything for root
+	run_in --host-root -- cat /proc/self/uid_map
+	assert_eq "0 0 1" "$(echo $OUT)" "uid_map with --host-root"
 }
 
 t_uid_zero() {
 	run_in --uid 0 --gid 0 -- sh -c 'id -u; id -g; cat /proc/self/uid_map'
 	set -- $OUT
 	assert_eq "0 0" "$1 $2" "ids inside"
-	assert_eq "0 $(id -u) 1" "$3 $4 $5" "uid_map"
+	assert_eq "0 $(host_uid) 1" "$3 $4 $5" "uid_map"
 }
 
 t_no_capabilities() {
