@@ -9,7 +9,6 @@
 #include <linux/mount.h>
 #include <linux/securebits.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -61,10 +60,12 @@ static int write_map(pid_t pid, const char *file, unsigned inside, unsigned outs
 	return rc < 0 ? cl_fail(err, -rc, "writing %s of the sandbox", file) : 0;
 }
 
-/* The flags the child would set on a bind, plus the idmapping: the tree
- * belongs to our (host) mount namespace, so we set them all. A filesystem
- * without idmapped mounts (or a submount of one) gets the plain bind: the
- * sandbox then sees the caller's files as nobody's, and says so. */
+/* The flags the child would set on a bind, plus the idmapping (userns >=
+ * 0): the tree belongs to our (host) mount namespace, so we set them all.
+ * A filesystem without idmapped mounts (overlayfs, tmpfs before 6.3, NFS,
+ * FUSE, or a submount of one) fails the launch: a plain bind would leave
+ * the sandbox unable to write there, and host root would reopen the hole,
+ * so the caller decides. */
 static int idmap_tree(int tree, uint64_t attrs, int userns, const char *what, cl_error *err)
 {
 	struct mount_attr a = {.attr_set = attrs | MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
@@ -73,15 +74,11 @@ static int idmap_tree(int tree, uint64_t attrs, int userns, const char *what, cl
 		a.attr_set = attrs;   /* read-only: flags only, no idmapping */
 	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0)
 		return 0;
-	if (errno != EINVAL && errno != EOPNOTSUPP)
-		return cl_fail_errno(err, "idmapping %s", what);
-	fprintf(stderr, "cloister: warning: %s cannot be idmapped here (%s): the sandbox sees its "
-	        "files as owned by nobody; --host-root keeps host root's access\n", what,
-	        strerror(errno));
-	a.attr_set = attrs;
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
-		return cl_fail_errno(err, "setting mount flags on %s", what);
-	return 0;
+	if (userns >= 0 && (errno == EINVAL || errno == EOPNOTSUPP))
+		return cl_fail_errno(err, "%s: its filesystem cannot be idmapped, which a root caller's "
+		                     "sandbox needs to write there as root (bind a directory on ext4, "
+		                     "xfs or btrfs, or pass --host-root)", what);
+	return cl_fail_errno(err, "setting mount flags on %s", what);
 }
 
 static uint64_t bind_attrs(unsigned flags)

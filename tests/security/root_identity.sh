@@ -64,6 +64,28 @@ t_host_identity_is_unprivileged() {
 	return 0
 }
 
+# overlayfs (a container's root, the CI guest's) cannot be idmapped: a
+# writable bind there must fail before the command runs, naming the way out,
+# not run with a bind the sandbox cannot write (or as host root).
+t_unidmappable_rw_bind_fails_clearly() {
+	is_root || return 0
+	mkdir -p "$T_TMP/l" "$T_TMP/u" "$T_TMP/w" "$T_TMP/m"
+	mount -t overlay overlay -o "lowerdir=$T_TMP/l,upperdir=$T_TMP/u,workdir=$T_TMP/w" "$T_TMP/m" ||
+		fail "cannot mount an overlay to test with"
+	chmod 700 "$T_TMP/m"
+	clr run "$SC" --rw "$T_TMP/m" -- sh -c "echo ran; echo x > $T_TMP/m/f"
+	local rc1=$RC err1=$ERR out1=$OUT
+	clr run "$SC" --host-root --rw "$T_TMP/m" -- sh -c "echo x > $T_TMP/m/f"
+	local rc2=$RC err2=$ERR owner; owner=$(stat -c %u "$T_TMP/m/f" 2>/dev/null)
+	umount "$T_TMP/m"
+	assert_eq 125 "$rc1" "--rw on overlayfs as root ($out1)"
+	assert_eq "" "$out1" "the command must not run"
+	assert_contains "$err1" "$T_TMP/m: its filesystem cannot be idmapped" "message"
+	assert_contains "$err1" "--host-root" "message names the way out"
+	assert_eq 0 "$rc2" "--host-root on overlayfs: $err2"
+	assert_eq 0 "$owner" "owner of the file written with --host-root"
+}
+
 t_host_root_option_restores_host_root() {
 	is_root || return 0
 	clr run "$SC" --host-root -- sh -c 'cat /proc/self/uid_map; head -c 1 /etc/shadow >/dev/null && echo shadow-readable'
