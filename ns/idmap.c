@@ -114,8 +114,13 @@ int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees,
 		                                p->mounts[i].flags & CL_MF_IDMAP ? userns : -1,
 		                                p->mounts[i].src, err) < 0)
 			return cl_error_code(err);
+	/* --rootfs is idmapped where it can be (the sandbox may create its
+	 * mount points in it, as root could); it is read-only in `cloister
+	 * run`, so where it cannot (an image on overlayfs) the plain tree is
+	 * safe: root's files are then nobody's, mount points must exist. */
 	if (root >= 0 && idmap_tree(root, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, userns, p->rootfs,
-	                            err) < 0)
+	                            err) < 0 &&
+	    idmap_tree(root, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, -1, p->rootfs, err) < 0)
 		return cl_error_code(err);
 	if (ns_msg_send(sync_fd, NS_MSG_MAPS, 0, 0, "maps", "") < 0)
 		return cl_fail(err, EPIPE, "releasing the sandbox after its id maps");

@@ -21,8 +21,8 @@ bool ns_idmap_by_parent(const struct cl_policy *p);
  * --rootfs, -1 where none. The child inherits the fds. */
 int ns_idmap_open_trees(const struct cl_policy *p, int *trees, int *root, cl_error *err);
 /* After clone: writes the child's uid/gid maps, flags the trees (idmapped
- * with its user namespace when CL_MF_IDMAP, and --rootfs), then tells it
- * to go on (NS_MSG_MAPS). */
+ * with its user namespace when CL_MF_IDMAP), then tells it to go on
+ * (NS_MSG_MAPS). */
 int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees, int root,
                          int sync_fd, cl_error *err);
 

@@ -7,6 +7,7 @@ source "$(dirname "$0")/../lib.sh"
 # explicitly (the seccomp suite covers the filter).
 SC=${CORE_SECCOMP:---seccomp=default}
 run_in() { clr run "$SC" "$@"; }
+rw_id_probe
 
 t_runs_true() { run_in -- true; assert_eq 0 "$RC" "exit code"; }
 
@@ -172,14 +173,14 @@ t_dry_run_json() {
 
 t_binds() {
 	mkdir -p "$T_TMP/ro" "$T_TMP/rw"; echo data > "$T_TMP/ro/f"
-	run_in --ro "$T_TMP/ro:/data" --rw "$T_TMP/rw" -- sh -c "cat /data/f; echo x > /data/g 2>/dev/null && echo wrote-ro; echo out > $T_TMP/rw/new"
+	run_in "${RW_ID[@]}" --ro "$T_TMP/ro:/data" --rw "$T_TMP/rw" -- sh -c "cat /data/f; echo x > /data/g 2>/dev/null && echo wrote-ro; echo out > $T_TMP/rw/new"
 	assert_eq data "$OUT" "ro bind content, not writable"
 	assert_eq out "$(cat "$T_TMP/rw/new")" "rw bind writes reach the host"
 }
 
 t_here_and_workdir() {
 	mkdir -p "$T_TMP/proj"; cd "$T_TMP/proj" && echo hello > mine
-	run_in --here -- sh -c 'pwd; cat mine'
+	run_in "${RW_ID[@]}" --here -- sh -c 'pwd; cat mine'
 	assert_eq "$T_TMP/proj
 hello" "$OUT" "--here"
 	run_in -w /tmp -- pwd; assert_eq /tmp "$OUT" "--workdir"
@@ -208,7 +209,7 @@ t_zombies_reaped() {
 }
 
 t_signal_forwarded() {
-	"$CL" run "$SC" --rw "$T_TMP" -- sh -c "trap 'echo got > $T_TMP/got; exit 3' TERM; touch $T_TMP/ready; while :; do sleep 0.05; done" &
+	"$CL" run "$SC" "${RW_ID[@]}" --rw "$T_TMP" -- sh -c "trap 'echo got > $T_TMP/got; exit 3' TERM; touch $T_TMP/ready; while :; do sleep 0.05; done" &
 	local pid=$! i
 	for i in $(seq 100); do [ -e "$T_TMP/ready" ] && break; sleep 0.05; done
 	kill -TERM $pid
