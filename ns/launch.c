@@ -346,6 +346,19 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	return 0;
 }
 
+/* A root caller's sandbox becomes an unprivileged host identity: its bind
+ * sources are opened here, with the caller's rights, before it does. */
+static int prepare_identity(const struct cl_policy *p, struct ns_child *c, cl_error *err)
+{
+	c->parent_maps = ns_idmap_by_parent(p);
+	if (!c->parent_maps)
+		return 0;
+	c->pre_trees = calloc(p->n_mounts + 1, sizeof(int));
+	if (!c->pre_trees)
+		return cl_fail(err, ENOMEM, "preparing mounts");
+	return ns_idmap_open_trees(p, c->pre_trees, &c->pre_root, err);
+}
+
 /* Everything that can fail before clone, in the parent. */
 static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
                    struct sc_program *prog, cl_error *err)
@@ -379,17 +392,9 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
-	/* Sources with the caller's rights, before the sandbox's identity
-	 * is an unprivileged one. */
-	c->parent_maps = ns_idmap_by_parent(p);
-	if (c->parent_maps) {
-		c->pre_trees = calloc(p->n_mounts + 1, sizeof(int));
-		if (!c->pre_trees)
-			return cl_fail(err, ENOMEM, "preparing mounts");
-		rc = ns_idmap_open_trees(p, c->pre_trees, &c->pre_root, err);
-		if (rc < 0)
-			return rc;
-	}
+	rc = prepare_identity(p, c, err);
+	if (rc < 0)
+		return rc;
 	return ns_hooks_prepare(p, c, err);
 }
 
