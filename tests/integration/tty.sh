@@ -78,6 +78,19 @@ t_only_terminal_fds_get_the_pty() {
 /dev/pts/0" "$(cat "$T_TMP/f")" "stdout redirected to a file stays that file; stdin is the pty"
 }
 
+# A terminal on stdout only: output goes through the pty, stdin stays. On
+# stdin only: typed input reaches the command, its stdout stays the pipe.
+t_terminal_on_one_side_only() {
+	local out
+	out=$("${TTYRUN[@]}" -- sh -c '"$1" run -- sh -c "readlink /proc/self/fd/0; tty <&1" </dev/null' _ "$CL" 2>&1 | tr -d '\r')
+	assert_eq "/dev/null
+/dev/pts/0" "$out" "stdout only"
+	out=$("${TTYRUN[@]}" --expect READY --send 'abc\r' -- sh -c '"$1" run -- sh -c "echo READY >&2; read x; echo got-\$x; tty; readlink /proc/self/fd/1" | sed "s/^/piped: /"' _ "$CL" 2>&1 | tr -d '\r')
+	assert_contains "$out" "piped: got-abc" "stdin only: typed line"
+	assert_contains "$out" "piped: /dev/pts/0" "stdin only: stdin is the pty"
+	assert_contains "$out" "piped: pipe:" "stdin only: stdout stays the pipe"
+}
+
 t_no_pty_without_a_terminal() {
 	clr run -- sh -c 'tty; echo "tty=$?"; ls /dev/pts | tr "\n" " "' </dev/null
 	assert_eq 0 "$RC" "run: $ERR"
