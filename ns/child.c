@@ -18,10 +18,12 @@
 
 #include "ns/caps.h"
 #include "ns/hooks.h"
+#include "ns/idmap.h"
 #include "ns/init.h"
 #include "ns/mounts.h"
 #include "ns/net.h"
 #include "ns/output.h"
+#include "ns/pty.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "src/fdio.h"
@@ -61,6 +63,14 @@ static int step_idmaps(struct ns_child *c, cl_error *err)
 
 	if (!(c->p->ns_flags & CLONE_NEWUSER))
 		return 0;
+	/* A root caller's sandbox maps to another host id: only the parent
+	 * may write that, and we wait for it. */
+	if (c->parent_maps) {
+		if (ns_idmap_child_wait(c->p, c->sync_fd, err) < 0)
+			return cl_error_code(err);
+		/* A change of credentials clears the parent-death signal. */
+		return step_die_with_parent(c, err);
+	}
 	/* --userns-block-fd: someone else writes the maps, then unblocks us. */
 	rc = ns_hooks_userns_block(c, err);
 	if (rc != 0)
@@ -99,7 +109,7 @@ static int step_mounts(struct ns_child *c, cl_error *err)
 {
 	if (!(c->p->ns_flags & CLONE_NEWNS))
 		return 0;
-	return ns_mounts_setup(c->p, err);
+	return ns_mounts_setup(c->p, c->pre_trees, c->pre_root, err);
 }
 
 /* --forward-out: listen on 127.0.0.1:PORT inside before the command runs;
@@ -127,6 +137,21 @@ static int step_network(struct ns_child *c, cl_error *err)
 	if (ns_net_loopback_up(err) < 0)
 		return cl_error_code(err);
 	return forward_listeners(c, err);
+}
+
+/* The caller's terminal is not handed in: its stdio fds that are terminals
+ * become a pty of the sandbox's own devpts, relayed by the supervisor. */
+static int step_terminal(struct ns_child *c, cl_error *err)
+{
+	int fd;
+
+	if (!c->pty_mask)
+		return 0;
+	fd = ns_pty_child_setup(c->sync_fd, c->pty_mask, &c->pty_ws, err);
+	if (fd < 0)
+		return fd;
+	c->ctty_fd = fd;
+	return 0;
 }
 
 static int step_hostname(struct ns_child *c, cl_error *err)
@@ -168,7 +193,8 @@ static const struct {
 } child_steps[] = {
 	/* Order: die-with-parent first so an orphaned child never proceeds;
 	 * id maps before anything that checks credentials; mounts need the id
-	 * maps (file access checks use the mapped ids); hostname after them.
+	 * maps (file access checks use the mapped ids); the terminal after the
+	 * mounts (it comes from the sandbox's own devpts); hostname after them.
 	 * The parent's "go" comes after the costly steps: on v1 the parent's
 	 * attach waits for an RCU grace period in the kernel, and overlapping
 	 * it with our setup hides that wait. Limits still hold before the
@@ -180,6 +206,7 @@ static const struct {
 	{"uid/gid maps", step_idmaps},
 	{"user namespace limit", ns_hooks_userns_limit},
 	{"mounts", step_mounts},
+	{"terminal", step_terminal},
 	{"network", step_network},
 	{"hostname", step_hostname},
 	{"lock file", ns_hooks_lock_file},

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include "ns/caps.h"
@@ -33,6 +34,12 @@ struct ns_child {
 	struct ns_caps_plan caps;  /* the capability drop, planned before clone */
 	pid_t init_pid;       /* getpid() of init, for the command's die-with-parent check */
 	const struct ns_output *output;  /* --output-limit pipes, or NULL */
+	unsigned pty_mask;    /* stdio fds (bit n = fd n) that get a pty of the sandbox */
+	struct winsize pty_ws;  /* the caller's window size, for that pty */
+	int ctty_fd;          /* the pty on the command's stdio, made its ctty; or -1 */
+	bool parent_maps;     /* the parent writes the id maps (ns/idmap.c) */
+	int *pre_trees;       /* per mount: source tree opened by the parent, or -1; or NULL */
+	int pre_root;         /* --rootfs tree opened by the parent, or -1 */
 };
 
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)

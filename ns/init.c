@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -48,8 +50,13 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 		_exit(125);
 	/* New session: the command cannot reach the caller's terminal with
 	 * TIOCSTI and is not in the caller's process group. */
-	if (p->new_session && setsid() < 0)
+	if ((p->new_session || c->ctty_fd >= 0) && setsid() < 0)
 		return cl_fail_errno(err, "starting a new session");
+	/* After setsid (only a session leader without one may take a
+	 * terminal): the pty becomes the session's controlling terminal, so
+	 * /dev/tty, job control and ^C work inside. */
+	if (c->ctty_fd >= 0 && ioctl(c->ctty_fd, TIOCSCTTY, 0) < 0)
+		return cl_fail_errno(err, "making the pty the command's controlling terminal");
 	if (p->hooks.cwd_fallback) {
 		if (ns_hooks_chdir(c, err) < 0)
 			return cl_error_code(err);

@@ -25,6 +25,8 @@
 #include "ns/child.h"
 #include "ns/hooks.h"
 #include "ns/output.h"
+#include "ns/idmap.h"
+#include "ns/pty.h"
 #include "ns/relay.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
@@ -44,6 +46,7 @@ struct supervision {
 	struct cg_handle *cg;
 	struct ns_relay *relay;
 	struct ns_output *output;   /* --output-limit relay, or NULL */
+	struct ns_pty *pty;     /* NULL unless the command gets its own terminal */
 	int epfd;
 	bool attach_after_clone;  /* cgroup v1: the child is attached after clone */
 	bool got_exit, timed_out, setup_failed, exec_failed;
@@ -91,6 +94,12 @@ static void handle_msg(struct supervision *s, const struct ns_msg *m, int fd)
 	case NS_MSG_LISTENER:
 		ns_relay_on_listener(s->relay, m->status, fd);
 		return;
+	case NS_MSG_PTY:
+		if (s->pty)
+			ns_pty_on_master(s->pty, fd);
+		else if (fd >= 0)
+			close(fd);
+		return;
 	case NS_MSG_SETUP_ERROR:
 		s->setup_failed = true;
 		s->child_err.errnum = m->errnum;
@@ -135,6 +144,11 @@ static void on_signal(struct supervision *s)
 
 	if (read(s->sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
+	/* With a pty of its own the sandbox learns of a resize from its pty. */
+	if (si.ssi_signo == SIGWINCH && s->pty) {
+		ns_pty_winch(s->pty);
+		return;
+	}
 	/* Terminal signals already reached the sandbox when it shares our
 	 * session; everything else is passed to init, which forwards it. */
 	if (si.ssi_code == SI_KERNEL && si.ssi_signo != SIGTERM)
@@ -172,11 +186,12 @@ static void supervise(struct supervision *s)
 	struct epoll_event evs[64];
 	bool done = false;
 
-	/* The sync socket is watched only when relays need init mid-run;
-	 * otherwise its messages (errors, the exit status) are read once the
-	 * pidfd fires, which saves a wake-up per launch. */
+	/* The sync socket is watched only when relays need init mid-run or
+	 * the pty master is on its way; otherwise its messages (errors, the
+	 * exit status) are read once the pidfd fires, which saves a wake-up
+	 * per launch. */
 	if (watch(s->epfd, &ev_pid, NS_EV_PIDFD, s->pidfd) < 0 ||
-	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay ? s->sync_fd : -1) < 0 ||
+	    watch(s->epfd, &ev_sync, NS_EV_SYNC, s->relay || s->pty ? s->sync_fd : -1) < 0 ||
 	    watch(s->epfd, &ev_sig, NS_EV_SIGNAL, s->sig_fd) < 0 ||
 	    watch(s->epfd, &ev_timer, NS_EV_TIMER, s->timer_fd) < 0) {
 		kill(s->pid, SIGKILL);   /* cannot supervise: do not leave it running */
@@ -202,6 +217,7 @@ static void supervise(struct supervision *s)
 				ns_relay_event(s->relay, ev, evs[i].events);
 				break;
 			case NS_EV_OUTPUT: ns_output_event(s->output, ev); break;
+			case NS_EV_PTY: ns_pty_event(s->pty, ev, evs[i].events); break;
 			default:
 				break;   /* kind 0 or unknown: never a reason to stop */
 			}
@@ -211,6 +227,8 @@ static void supervise(struct supervision *s)
 		ns_relay_end_batch(s->relay);
 	}
 	drain_sync(s);
+	/* After the sync drain: the master may have come with the last batch. */
+	ns_pty_drain(s->pty);
 }
 
 static int setup_signals(sigset_t *orig, cl_error *err)
@@ -298,6 +316,9 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cl_fail_errno(err, "creating the sync socket");
 	c->sync_fd = sv[1];
+	c->pty_mask = ns_pty_stdio_mask(s->pty);
+	if (s->pty)
+		c->pty_ws = *ns_pty_winsize(s->pty);
 	c->serve_sockets = p->n_ports > 0;
 	s->attach_after_clone = s->cg && cg_clone_fd(s->cg) < 0;
 	/* The child waits for a "go" before init starts the command when the
@@ -330,6 +351,11 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");
+	/* Maps before the cgroup attach and the "go": the child reads them
+	 * first. */
+	if (c->parent_maps &&
+	    ns_idmap_after_clone(p, s->pid, c->pre_trees, c->pre_root, s->sync_fd, err) < 0)
+		return cl_error_code(err);
 	if (s->attach_after_clone && cg_attach(s->cg, s->pid, err) < 0)
 		return cl_error_code(err);
 	return 0;
@@ -343,6 +369,19 @@ static void release_child(const struct supervision *s, const struct ns_child *c)
 {
 	if (c->wait_go)
 		ns_msg_send(s->sync_fd, NS_MSG_GO, 0, 0, "go", "");
+}
+
+/* A root caller's sandbox becomes an unprivileged host identity: its bind
+ * sources are opened here, with the caller's rights, before it does. */
+static int prepare_identity(const struct cl_policy *p, struct ns_child *c, cl_error *err)
+{
+	c->parent_maps = ns_idmap_by_parent(p);
+	if (!c->parent_maps)
+		return 0;
+	c->pre_trees = calloc(p->n_mounts + 1, sizeof(int));
+	if (!c->pre_trees)
+		return cl_fail(err, ENOMEM, "preparing mounts");
+	return ns_idmap_open_trees(p, c->pre_trees, &c->pre_root, err);
 }
 
 /* Everything that can fail before clone, in the parent. */
@@ -378,14 +417,23 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	rc = ns_output_open(p, s->epfd, &s->output, err);
 	if (rc < 0)
 		return rc;
+	rc = ns_pty_open(p, s->epfd, &s->pty, err);
+	if (rc < 0)
+		return rc;
 	c->exec_argv = exec_argv(p);
 	if (!c->exec_argv)
 		return cl_fail(err, ENOMEM, "preparing the command line");
+	rc = prepare_identity(p, c, err);
+	if (rc < 0)
+		return rc;
 	return ns_hooks_prepare(p, c, err);
 }
 
 static void release(struct supervision *s, struct ns_child *c, struct sc_program *prog)
 {
+	/* The caller's terminal before the signal mask: a pending SIGINT
+	 * must not end us with the terminal still raw. */
+	ns_pty_close(s->pty);
 	ns_relay_close(s->relay);
 	/* Before the caller's mask comes back: it consumes a pending SIGPIPE. */
 	ns_output_close(s->output);
@@ -402,6 +450,12 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 	if (s->timer_fd >= 0)
 		close(s->timer_fd);
 	free(c->exec_argv);
+	for (size_t i = 0; c->pre_trees && i < c->p->n_mounts; i++)
+		if (c->pre_trees[i] >= 0)
+			close(c->pre_trees[i]);
+	free(c->pre_trees);
+	if (c->pre_root >= 0)
+		close(c->pre_root);
 	sc_program_free(prog);
 	ns_hooks_release(c);
 }
@@ -413,7 +467,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	                        .timer_fd = -1, .epfd = -1};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
 	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
-	                     .lock_fd = -1};
+	                     .lock_fd = -1, .ctty_fd = -1, .pre_root = -1};
 	struct rusage ru = {0};
 	double t0 = now_ms();
 	int rc, init_status = 0;

@@ -44,6 +44,8 @@ struct mount_ctx {
 	int dev[N_DEV_NODES];
 	int rootfd;        /* the new root while it is built */
 	struct ns_ovl_fds *ovl;  /* per mount: overlay layers opened early */
+	const int *pre;    /* per mount: source tree opened by the parent, or -1 (may be NULL) */
+	int pre_root;      /* --rootfs tree opened by the parent, or -1 */
 };
 
 static int set_attr(int fd, unsigned int flags, uint64_t set, cl_error *err, const char *what)
@@ -126,6 +128,10 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 			return rc;
 		if (m->kind != CL_MNT_BIND)
 			continue;
+		if (c->pre && c->pre[i] >= 0) {
+			c->trees[i] = c->pre[i];   /* flags already set by the parent */
+			continue;
+		}
 		rc = open_source(m, &c->trees[i], &c->links[i], err);
 		if (rc < 0)
 			return rc;
@@ -461,7 +467,9 @@ static int make_root(struct mount_ctx *c, cl_error *err)
 	cl_autoclose int mfd = -1;
 	int rc;
 
-	if (p->rootfs) {
+	if (c->pre_root >= 0) {
+		mfd = c->pre_root;   /* opened and flagged by the parent */
+	} else if (p->rootfs) {
 		mfd = open_tree(AT_FDCWD, p->rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (mfd < 0)
 			return cl_fail_errno(err, "opening --rootfs %s", p->rootfs);
@@ -513,9 +521,9 @@ static int pivot(struct mount_ctx *c, cl_error *err)
 	return 0;
 }
 
-int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
+int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_error *err)
 {
-	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1};
+	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1, .pre = pre, .pre_root = pre_root};
 	int rc;
 
 	/* Propagation first: nothing done below may reach the host's mounts. */

@@ -6,7 +6,9 @@
 #include "src/error.h"
 #include "src/policy.h"
 
-/* Private propagation, every mount of p in order, masks, pivot_root. */
-int ns_mounts_setup(const struct cl_policy *p, cl_error *err);
+/* Private propagation, every mount of p in order, masks, pivot_root.
+ * pre[i] >= 0 is mount i's source already opened and flagged by the
+ * parent (ns/idmap.c), pre_root likewise for --rootfs; pre may be NULL. */
+int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_error *err);
 
 #endif

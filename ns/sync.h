@@ -20,6 +20,9 @@ enum ns_msg_type {
 	                          * id = request, errnum = error if none */
 	NS_MSG_LISTENER,         /* child -> parent: forward-out listener (fd
 	                          * attached), status = forward index */
+	NS_MSG_PTY,              /* child -> parent: the command's pty master
+	                          * (fd attached), ns/pty.c */
+	NS_MSG_MAPS,             /* parent -> child: id maps written (ns/idmap.c) */
 };
 
 struct ns_msg {

@@ -29,6 +29,7 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->root_readonly = false;
 	p->new_session = false;
 	p->die_with_parent = false;
+	p->pty = false;                 /* bwrap shares the caller's terminal */
 	p->no_new_privs = true;         /* bwrap always sets it */
 	p->seccomp = CL_SC_UNCONFINED;
 	p->network = CL_NET_HOST;

@@ -19,7 +19,7 @@ enum {
 	O_GID, O_HOSTNAME, O_CAP_ADD, O_CAP_DROP, O_TIMEOUT, O_JSON_STATUS, O_DRY_RUN, O_JSON,
 	O_MEMORY, O_MEMORY_SWAP, O_CPUS, O_PIDS, O_CGROUP_PARENT, O_SECCOMP, O_SECCOMP_BPF,
 	O_ALLOW_NESTED, O_PUBLISH, O_FORWARD_OUT, O_OUTPUT_LIMIT, O_WORKSPACE, O_DIFF_OUT,
-	O_RUNTIME, O_IMAGE,
+	O_RUNTIME, O_IMAGE, O_HOST_ROOT,
 };
 
 static const struct option run_options[] = {
@@ -56,6 +56,7 @@ static const struct option run_options[] = {
 	{"diff-out", required_argument, NULL, O_DIFF_OUT},
 	{"runtime", required_argument, NULL, O_RUNTIME},
 	{"image", required_argument, NULL, O_IMAGE},
+	{"host-root", no_argument, NULL, O_HOST_ROOT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -69,7 +70,7 @@ void cl_cli_run_usage(FILE *f)
 	      "  --memory SIZE  --memory-swap SIZE  --cpus N  --pids N  --cgroup-parent PATH\n"
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
-	      "  --dry-run --json\n"
+	      "  --dry-run --json  --host-root\n"
 	      "See cloister(1).\n", f);
 }
 
@@ -205,6 +206,7 @@ struct run_state {
 	bool inherit_env;
 	bool here;
 	bool workdir_set;
+	bool host_root;
 };
 
 static int parse_limit(int c, const char *v, struct cl_policy *p, cl_error *err)
@@ -325,10 +327,30 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 			return unsupported("--runtime docker/codeplane", "fallback executors", err);
 		return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
 	case O_IMAGE: return unsupported("--image", "the docker executor", err);
+	case O_HOST_ROOT: rs->host_root = true; return 0;
 	case 'h': o->help = true; return 0;
 	default:
 		return cl_fail(err, 0, "unknown option (see cloister run --help)");
 	}
+}
+
+/* A root caller's sandbox is not host root: its ids map to an unused host
+ * id, so host-only files (/etc/shadow, /root) are out of reach. The
+ * caller's writable binds (--rw, --here: mounts from first_user on) are
+ * idmapped, so there the sandbox owns what the caller owns and what it
+ * writes is the caller's; read-only binds are seen as any unprivileged
+ * user sees them. Every source is still opened with the caller's rights.
+ * --host-root keeps the old identity. */
+static void root_identity(struct cl_policy *p, const struct run_state *rs, size_t first_user)
+{
+	if (getuid() != 0 || rs->host_root)
+		return;
+	p->host_uid = CL_UNPRIVILEGED_HOST_ID;
+	p->host_gid = CL_UNPRIVILEGED_HOST_ID;
+	for (size_t i = first_user; i < p->n_mounts; i++)
+		if (p->mounts[i].kind == CL_MNT_BIND)
+			p->mounts[i].flags |= CL_MF_CALLER_OPEN |
+			                      (p->mounts[i].flags & CL_MF_RO ? 0 : CL_MF_IDMAP);
 }
 
 /* After all options: defaults and deferred pieces in a fixed order (default
@@ -365,7 +387,7 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 {
 	struct run_state rs = {0};
 	struct cl_mount *user_mounts;
-	size_t n_user;
+	size_t n_user, n_default;
 	int c, rc = 0;
 
 	cl_policy_init(p);
@@ -390,6 +412,7 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 	p->n_mounts = 0;
 	if (rc == 0)
 		rc = cl_policy_add_default_mounts(p, err);
+	n_default = p->n_mounts;
 	for (size_t i = 0; i < n_user; i++) {
 		if (rc == 0) {
 			struct cl_mount *m = cl_policy_add_mount(p, user_mounts[i].kind, NULL, NULL, 0);
@@ -406,6 +429,8 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 	free(user_mounts);
 	if (rc == 0)
 		rc = finish(p, &rs, err);
+	if (rc == 0)
+		root_identity(p, &rs, n_default);
 	cl_strv_free(rs.envs);
 	if (rc < 0 || o->help)
 		return rc;

@@ -52,9 +52,12 @@ void cl_policy_init(struct cl_policy *p)
 	p->root_readonly = true;
 	p->uid = getuid();
 	p->gid = getgid();
+	p->host_uid = getuid();
+	p->host_gid = getgid();
 	p->no_new_privs = true;
 	p->new_session = true;
 	p->die_with_parent = true;
+	p->pty = true;
 	p->network = CL_NET_NONE;
 	p->limits.memory_swap = -1;
 	p->seccomp = CL_SC_DEFAULT;
@@ -252,6 +255,10 @@ int cl_policy_validate(const struct cl_policy *p, cl_error *err)
 		return cl_fail(err, 0, "setting the hostname needs a new UTS namespace");
 	if (!(p->ns_flags & CLONE_NEWUSER) && (p->uid != getuid() || p->gid != getgid()))
 		return cl_fail(err, 0, "changing uid/gid needs a new user namespace");
+	if ((p->host_uid != getuid() || p->host_gid != getgid()) &&
+	    (!(p->ns_flags & CLONE_NEWUSER) || getuid() != 0 || p->hooks.userns_fd >= 0 ||
+	     p->hooks.userns_block_fd >= 0))
+		return cl_fail(err, 0, "running as another host identity needs root and a new user namespace");
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		int rc = validate_mount(&p->mounts[i], err);
 		if (rc < 0)

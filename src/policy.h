@@ -10,6 +10,11 @@
 
 #include "src/error.h"
 
+/* The host uid and gid a root caller's sandbox runs as by default: no
+ * account or subordinate range uses it unless configured to (useradd hands
+ * out subordinate ids below 600100000). docs/security.md, "Root callers". */
+#define CL_UNPRIVILEGED_HOST_ID 1879048192u
+
 /* Mount operations run in order, as bwrap runs its argv. */
 enum cl_mount_kind {
 	CL_MNT_BIND,        /* src -> dest, flags say ro/dev/optional */
@@ -31,6 +36,8 @@ enum {
 	CL_MF_DEV = 1 << 1,      /* keep device nodes usable (no nodev) */
 	CL_MF_TRY = 1 << 2,      /* missing source is not an error */
 	CL_MF_KEEP_SYMLINK = 1 << 3, /* a symlink source is recreated as a symlink */
+	CL_MF_CALLER_OPEN = 1 << 4, /* source opened by the parent with the caller's rights */
+	CL_MF_IDMAP = 1 << 5,    /* and idmapped: the caller's files appear as uid's */
 };
 
 struct cl_mount {
@@ -108,9 +115,12 @@ struct cl_policy {
 	struct cl_mount *mounts;
 	size_t n_mounts;
 
-	/* Identity inside. */
+	/* Identity inside, and the host ids it is (the caller's, or for a root
+	 * caller CL_UNPRIVILEGED_HOST_ID unless --host-root). */
 	uid_t uid;
 	gid_t gid;
+	uid_t host_uid;
+	gid_t host_gid;
 	char *hostname;           /* NULL = leave the copied one */
 
 	/* Privileges. */
@@ -118,6 +128,7 @@ struct cl_policy {
 	bool no_new_privs;
 	bool new_session;         /* setsid() for the command */
 	bool die_with_parent;
+	bool pty;                 /* stdio terminals become a pty of the sandbox's own */
 
 	/* Network. */
 	enum cl_network network;

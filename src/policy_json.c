@@ -121,11 +121,14 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	json_object_set_new(o, "mounts", mounts_json(p));
 	json_object_set_new(o, "uid", json_integer(p->uid));
 	json_object_set_new(o, "gid", json_integer(p->gid));
+	json_object_set_new(o, "host_uid", json_integer(p->host_uid));
+	json_object_set_new(o, "host_gid", json_integer(p->host_gid));
 	json_object_set_new(o, "hostname", str_or_null(p->hostname));
 	json_object_set_new(o, "caps_keep", json_integer((json_int_t)p->caps_keep));
 	json_object_set_new(o, "no_new_privs", json_boolean(p->no_new_privs));
 	json_object_set_new(o, "new_session", json_boolean(p->new_session));
 	json_object_set_new(o, "die_with_parent", json_boolean(p->die_with_parent));
+	json_object_set_new(o, "pty", json_boolean(p->pty));
 	json_object_set_new(o, "network", json_string(p->network == CL_NET_HOST ? "host" : "none"));
 	json_object_set_new(o, "publish", ports_json(p));
 	json_object_set_new(o, "forward_out", forwards_json(p));

@@ -104,6 +104,22 @@ run_one() {  # function -> exit status (124 = timed out)
 	return $rc
 }
 
+# As root, `cloister run` idmaps --rw/--here binds (docs/security.md, "Root
+# callers") and refuses them on a filesystem that cannot be idmapped
+# (overlayfs, e.g. the CI guest's /tmp; tmpfs before Linux 6.3). Suites whose
+# subject is not the sandbox's identity call rw_id_probe and pass
+# "${RW_ID[@]}" with such binds: nothing where the default works, --host-root
+# where it cannot (tests/security/root_identity.sh tests the identity).
+RW_ID=()
+rw_id_probe() {
+	local d
+	RW_ID=()
+	is_root || return 0
+	d=$(mktemp -d /tmp/cltest-idmap.XXXXXX)
+	"$CL" run --rw "$d" -- true 2>/dev/null || RW_ID=(--host-root)
+	rmdir "$d"
+}
+
 run_tests() {
 	local f rc msg t0
 	set -m   # job control: each test gets its own process group

@@ -7,6 +7,7 @@ source "$(dirname "$0")/../lib.sh"
 # explicitly (the seccomp suite covers the filter).
 SC=${CORE_SECCOMP:---seccomp=default}
 run_in() { clr run "$SC" "$@"; }
+rw_id_probe
 
 t_runs_true() { run_in -- true; assert_eq 0 "$RC" "exit code"; }
 
@@ -19,19 +20,26 @@ t_pid_namespace() {
 	[ "$3" -lt 20 ] || fail "sandbox sees host processes (highest pid $3)"
 }
 
+# The host uid the sandbox runs as: the caller's, except for root (an
+# unprivileged id unless --host-root; docs/security.md, "Root callers").
+host_uid() { if is_root; then echo 1879048192; else id -u; fi; }
+
 t_uid_map_default() {
 	run_in -- sh -c 'id -u; id -g; cat /proc/self/uid_map'
 	set -- $OUT
 	assert_eq "$(id -u)" "$1" "uid inside"
 	assert_eq "$(id -g)" "$2" "gid inside"
-	assert_eq "$(id -u) $(id -u) 1" "$3 $4 $5" "uid_map"
+	assert_eq "$(id -u) $(host_uid) 1" "$3 $4 $5" "uid_map"
+	is_root || return 0   # --host-root only changes anything for root
+	run_in --host-root -- cat /proc/self/uid_map
+	assert_eq "0 0 1" "$(echo $OUT)" "uid_map with --host-root"
 }
 
 t_uid_zero() {
 	run_in --uid 0 --gid 0 -- sh -c 'id -u; id -g; cat /proc/self/uid_map'
 	set -- $OUT
 	assert_eq "0 0" "$1 $2" "ids inside"
-	assert_eq "0 $(id -u) 1" "$3 $4 $5" "uid_map"
+	assert_eq "0 $(host_uid) 1" "$3 $4 $5" "uid_map"
 }
 
 t_no_capabilities() {
@@ -165,14 +173,14 @@ t_dry_run_json() {
 
 t_binds() {
 	mkdir -p "$T_TMP/ro" "$T_TMP/rw"; echo data > "$T_TMP/ro/f"
-	run_in --ro "$T_TMP/ro:/data" --rw "$T_TMP/rw" -- sh -c "cat /data/f; echo x > /data/g 2>/dev/null && echo wrote-ro; echo out > $T_TMP/rw/new"
+	run_in "${RW_ID[@]}" --ro "$T_TMP/ro:/data" --rw "$T_TMP/rw" -- sh -c "cat /data/f; echo x > /data/g 2>/dev/null && echo wrote-ro; echo out > $T_TMP/rw/new"
 	assert_eq data "$OUT" "ro bind content, not writable"
 	assert_eq out "$(cat "$T_TMP/rw/new")" "rw bind writes reach the host"
 }
 
 t_here_and_workdir() {
 	mkdir -p "$T_TMP/proj"; cd "$T_TMP/proj" && echo hello > mine
-	run_in --here -- sh -c 'pwd; cat mine'
+	run_in "${RW_ID[@]}" --here -- sh -c 'pwd; cat mine'
 	assert_eq "$T_TMP/proj
 hello" "$OUT" "--here"
 	run_in -w /tmp -- pwd; assert_eq /tmp "$OUT" "--workdir"
@@ -210,7 +218,7 @@ t_zombies_reaped() {
 }
 
 t_signal_forwarded() {
-	"$CL" run "$SC" --rw "$T_TMP" -- sh -c "trap 'echo got > $T_TMP/got; exit 3' TERM; touch $T_TMP/ready; while :; do sleep 0.05; done" &
+	"$CL" run "$SC" "${RW_ID[@]}" --rw "$T_TMP" -- sh -c "trap 'echo got > $T_TMP/got; exit 3' TERM; touch $T_TMP/ready; while :; do sleep 0.05; done" &
 	local pid=$!
 	wait_until test -e "$T_TMP/ready" || fail "sandbox did not start"
 	kill -TERM $pid

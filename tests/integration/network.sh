@@ -3,6 +3,7 @@
 # rootless), --forward-out, cleanup of relays, and bad input.
 source "$(dirname "$0")/../lib.sh"
 SC=${CORE_SECCOMP:---seccomp=default}
+rw_id_probe
 PEER="$TOP/tests/integration/netpeer.py"
 IN="--ro $PEER:/peer.py"   # the same script, visible inside the sandbox
 port() { python3 "$PEER" free_port "$@"; }
@@ -36,7 +37,7 @@ print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[1], timeout=120).
 t_publish_concurrent_and_large() {
 	local hp; hp=$(port)
 	mkdir -p "$T_TMP/r"
-	"$CL" run "$SC" $IN --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 100 /r/ready 2>"$T_TMP/srv.err" &
+	"$CL" run "$SC" $IN "${RW_ID[@]}" --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 100 /r/ready 2>"$T_TMP/srv.err" &
 	local pid=$!
 	wait_file "$T_TMP/r/ready" || fail "server did not start"
 	local n; n=$(python3 "$PEER" concurrent "$hp" 100)
@@ -44,7 +45,7 @@ t_publish_concurrent_and_large() {
 	wait $pid; assert_eq 0 "$?" "server exit: $(cat "$T_TMP/srv.err")"
 	hp=$(port)
 	rm -f "$T_TMP/r/ready"
-	"$CL" run "$SC" $IN --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 1 /r/ready &
+	"$CL" run "$SC" $IN "${RW_ID[@]}" --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 -- python3 /peer.py serve_sink 9000 1 /r/ready &
 	pid=$!
 	wait_file "$T_TMP/r/ready" || fail "server did not start"
 	local out; out=$(python3 "$PEER" send_blob "$hp" $((64 * 1024 * 1024)))

@@ -3,6 +3,7 @@
 # reach the host, its processes, its init, or writable host paths.
 source "$(dirname "$0")/../lib.sh"
 SC=${CORE_SECCOMP:---seccomp=default}
+rw_id_probe
 
 t_symlink_in_bind_cannot_redirect_mounts() {
 	mkdir -p "$T_TMP/ws"
@@ -10,13 +11,13 @@ t_symlink_in_bind_cannot_redirect_mounts() {
 	ln -s ../../../../../../tmp "$T_TMP/ws/up"
 	ln -s /etc "$T_TMP/ws/abs"
 	ln -s "/tmp/$sub-dangling" "$T_TMP/ws/dangling"
-	clr run "$SC" --rw "$T_TMP/ws:/w" --tmpfs "/w/up/$sub" -- sh -c "grep -c ' /tmp/$sub ' /proc/self/mountinfo"
+	clr run "$SC" "${RW_ID[@]}" --rw "$T_TMP/ws:/w" --tmpfs "/w/up/$sub" -- sh -c "grep -c ' /tmp/$sub ' /proc/self/mountinfo"
 	assert_eq 0 "$RC" "run: $ERR"
 	assert_eq 1 "$OUT" "tmpfs landed inside the sandbox's /tmp"
 	[ ! -e "/tmp/$sub" ] || fail "a mount point was created on the host's /tmp"
-	clr run "$SC" --rw "$T_TMP/ws:/w" --tmpfs /w/dangling/x -- true
+	clr run "$SC" "${RW_ID[@]}" --rw "$T_TMP/ws:/w" --tmpfs /w/dangling/x -- true
 	[ ! -e "/tmp/$sub-dangling" ] || fail "followed a dangling link onto the host"
-	clr run "$SC" --rw "$T_TMP/ws:/w" --tmpfs /w/abs/evil -- true
+	clr run "$SC" "${RW_ID[@]}" --rw "$T_TMP/ws:/w" --tmpfs /w/abs/evil -- true
 	[ ! -e /etc/evil ] || fail "created /etc/evil on the host"
 	assert_eq 125 "$RC" "mount through a link to the read-only /etc must fail inside"
 	assert_contains "$ERR" "creating mount point /w/abs/evil" "message"

@@ -1,0 +1,152 @@
+/* Identity for a root caller (docs/security.md, "Root callers"): the sandbox's
+ * ids map to an unprivileged host id, and the caller's binds are idmapped. */
+#define _GNU_SOURCE
+#include "ns/idmap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/mount.h>
+#include <linux/securebits.h>
+#include <stdio.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns/sync.h"
+#include "src/cleanup.h"
+#include "src/fdio.h"
+#include "src/parse.h"
+
+bool ns_idmap_by_parent(const struct cl_policy *p)
+{
+	return p->host_uid != getuid() || p->host_gid != getgid();
+}
+
+static int open_tree_of(const char *path, const char *what, cl_error *err)
+{
+	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+
+	return fd < 0 ? cl_fail_errno(err, "%s %s", what, path) : fd;
+}
+
+int ns_idmap_open_trees(const struct cl_policy *p, int *trees, int *root, cl_error *err)
+{
+	*root = -1;
+	for (size_t i = 0; i < p->n_mounts; i++)
+		trees[i] = -1;
+	for (size_t i = 0; i < p->n_mounts; i++) {
+		const struct cl_mount *m = &p->mounts[i];
+		if (m->kind != CL_MNT_BIND || !(m->flags & CL_MF_CALLER_OPEN) || !m->src)
+			continue;
+		trees[i] = open_tree_of(m->src, "bind source", err);
+		if (trees[i] < 0)
+			return trees[i];
+	}
+	if (p->rootfs && (*root = open_tree_of(p->rootfs, "opening --rootfs", err)) < 0)
+		return *root;
+	return 0;
+}
+
+static int write_map(pid_t pid, const char *file, unsigned inside, unsigned outside, cl_error *err)
+{
+	char path[64], line[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	cl_format_idmap(line, sizeof(line), inside, outside);
+	rc = cl_write_file_at(AT_FDCWD, path, line);
+	return rc < 0 ? cl_fail(err, -rc, "writing %s of the sandbox", file) : 0;
+}
+
+/* The flags the child would set on a bind, plus the idmapping (userns >=
+ * 0): the tree belongs to our (host) mount namespace, so we set them all.
+ * A filesystem without idmapped mounts (overlayfs, tmpfs before 6.3, NFS,
+ * FUSE, or a submount of one) fails the launch: a plain bind would leave
+ * the sandbox unable to write there, and host root would reopen the hole,
+ * so the caller decides. */
+static int idmap_tree(int tree, uint64_t attrs, int userns, const char *what, cl_error *err)
+{
+	struct mount_attr a = {.attr_set = attrs | MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+
+	if (userns < 0)
+		a.attr_set = attrs;   /* read-only: flags only, no idmapping */
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) == 0)
+		return 0;
+	if (userns >= 0 && (errno == EINVAL || errno == EOPNOTSUPP))
+		return cl_fail_errno(err, "%s: its filesystem cannot be idmapped, which a root caller's "
+		                     "sandbox needs to write there as root (bind a directory on ext4, "
+		                     "xfs or btrfs, or pass --host-root)", what);
+	return cl_fail_errno(err, "setting mount flags on %s", what);
+}
+
+static uint64_t bind_attrs(unsigned flags)
+{
+	uint64_t a = MOUNT_ATTR_NOSUID;
+
+	if (!(flags & CL_MF_DEV))
+		a |= MOUNT_ATTR_NODEV;
+	if (flags & CL_MF_RO)
+		a |= MOUNT_ATTR_RDONLY;
+	return a;
+}
+
+int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees, int root,
+                         int sync_fd, cl_error *err)
+{
+	cl_autoclose int userns = -1;
+	char path[64];
+
+	/* setgroups stays "allow": the child clears its (host root's)
+	 * supplementary groups itself, which "deny" would forbid. */
+	if (write_map(pid, "uid_map", p->uid, p->host_uid, err) < 0 ||
+	    write_map(pid, "gid_map", p->gid, p->host_gid, err) < 0)
+		return cl_error_code(err);
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+	userns = open(path, O_RDONLY | O_CLOEXEC);
+	if (userns < 0)
+		return cl_fail_errno(err, "opening the sandbox's user namespace");
+	/* The child holds the same trees (inherited at clone): the idmapping
+	 * set here is what it attaches. */
+	for (size_t i = 0; i < p->n_mounts; i++)
+		if (trees[i] >= 0 && idmap_tree(trees[i], bind_attrs(p->mounts[i].flags),
+		                                p->mounts[i].flags & CL_MF_IDMAP ? userns : -1,
+		                                p->mounts[i].src, err) < 0)
+			return cl_error_code(err);
+	/* --rootfs is idmapped where it can be (the sandbox may create its
+	 * mount points in it, as root could); it is read-only in `cloister
+	 * run`, so where it cannot (an image on overlayfs) the plain tree is
+	 * safe: root's files are then nobody's, mount points must exist. */
+	if (root >= 0 && idmap_tree(root, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, userns, p->rootfs,
+	                            err) < 0 &&
+	    idmap_tree(root, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, -1, p->rootfs, err) < 0)
+		return cl_error_code(err);
+	if (ns_msg_send(sync_fd, NS_MSG_MAPS, 0, 0, "maps", "") < 0)
+		return cl_fail(err, EPIPE, "releasing the sandbox after its id maps");
+	return 0;
+}
+
+int ns_idmap_child_wait(const struct cl_policy *p, int sync_fd, cl_error *err)
+{
+	struct ns_msg m;
+	int rc = ns_msg_recv(sync_fd, &m);
+
+	if (rc <= 0 || m.type != NS_MSG_MAPS)
+		return cl_fail(err, rc < 0 ? -rc : EPIPE, "waiting for the id maps");
+	/* Until now we were host root (kuid 0, unmapped here) with host root's
+	 * groups: groups first (setgroups needs our capabilities), then gid,
+	 * then uid. NO_SETUID_FIXUP keeps our capabilities in this namespace
+	 * across a change to a non-zero uid; they are still needed for the
+	 * mounts and are dropped before exec. */
+	if (setgroups(0, NULL) < 0)
+		return cl_fail_errno(err, "dropping supplementary groups");
+	if (prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP, 0, 0, 0) < 0)
+		return cl_fail_errno(err, "keeping capabilities across setuid");
+	if (setresgid(p->gid, p->gid, p->gid) < 0 || setresuid(p->uid, p->uid, p->uid) < 0)
+		return cl_fail_errno(err, "becoming uid %u gid %u of the sandbox", (unsigned)p->uid,
+		                     (unsigned)p->gid);
+	if (prctl(PR_SET_SECUREBITS, 0, 0, 0, 0) < 0)
+		return cl_fail_errno(err, "resetting securebits");
+	return 0;
+}

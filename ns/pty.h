@@ -1,0 +1,44 @@
+/* A terminal of the sandbox's own: when cloister's stdio is a terminal the
+ * command gets a pty from the sandbox's devpts instead, relayed by the
+ * supervisor, so it can never change (or inject into) the caller's terminal. */
+#ifndef NS_PTY_H
+#define NS_PTY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+
+#include "ns/relay.h"
+#include "src/error.h"
+#include "src/policy.h"
+
+struct ns_pty;
+
+/* ---- parent (supervisor), caller's privileges ---- */
+
+/* Before clone: *out stays NULL (and nothing is touched) unless p->pty is
+ * set and one of fds 0..2 is a terminal. */
+int ns_pty_open(const struct cl_policy *p, int epfd, struct ns_pty **out, cl_error *err);
+/* What the child needs: which of fds 0..2 to replace by the slave (bit n
+ * for fd n) and the caller's window size for the new pty. */
+unsigned ns_pty_stdio_mask(const struct ns_pty *t);
+const struct winsize *ns_pty_winsize(const struct ns_pty *t);
+/* The master from the sandbox (ownership taken): the caller's terminal
+ * goes raw and bytes start to flow. */
+void ns_pty_on_master(struct ns_pty *t, int fd);
+void ns_pty_event(struct ns_pty *t, struct ns_ev *ev, uint32_t events);
+/* SIGWINCH on the host: the caller's size onto the pty. */
+void ns_pty_winch(struct ns_pty *t);
+/* Once the sandbox is gone: what it wrote is still passed on. */
+void ns_pty_drain(struct ns_pty *t);
+/* Restores the caller's terminal and closes everything; t may be NULL. */
+void ns_pty_close(struct ns_pty *t);
+
+/* ---- child (inside, after the mounts) ---- */
+
+/* Opens a pty in the sandbox's /dev/pts, sizes it, sends the master on
+ * sync_fd (NS_MSG_PTY) and puts the slave on the fds in mask. Returns the
+ * first of those fds (the future controlling terminal) or -errno. */
+int ns_pty_child_setup(int sync_fd, unsigned mask, const struct winsize *ws, cl_error *err);
+
+#endif
