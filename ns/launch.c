@@ -415,9 +415,12 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 		fill_status(&s, init_status, &ru, st);
 		collect_cgroup(&s, st);
 		st->wall_ms = now_ms() - t0;
-		ns_hooks_exited(p, st->exit_code);
+		/* The command never ran when exec failed: bwrap reports no
+		 * exit-code then (clients read its absence as "not started"). */
 		if (s.exec_failed)
 			cl_error_print(&s.child_err);
+		else
+			ns_hooks_exited(p, st->exit_code);
 	}
 	release(&s, &c, &prog);
 	ns_trace(c.trace, "parent", "release");
