@@ -16,4 +16,58 @@ t_exec_failure_writes_no_exit_code() {
 	done
 }
 
+# bwrap mode under any name containing "bwrap" (a renamed copy, as tools
+# that resolve links see it), and when the binary re-runs itself through
+# /proc/self/exe (bubblewrap's "can mount /proc recursively").
+t_bwrap_mode_by_name() {
+	local n
+	for n in bwrap flatpak-bwrap bwrap-0.8; do
+		cp "$CL" "$T_TMP/$n" || fail "copying cloister"
+		"$T_TMP/$n" --ro-bind / / -- /bin/echo "as $n" >"$T_TMP/out" 2>"$T_TMP/err"
+		assert_eq 0 "$?" "$n exit code ($(cat "$T_TMP/err"))"
+		assert_eq "as $n" "$(cat "$T_TMP/out")" "$n output"
+	done
+}
+t_proc_self_exe_recursion() {
+	local who
+	for who in bwrap cloister; do
+		impl $who --unshare-user --uid 0 --gid 0 --cap-add ALL --bind / / --bind /proc /proc \
+			-- /proc/self/exe --unshare-all --bind / / --bind /proc /proc echo hello \
+			>"$T_TMP/$who.out" 2>"$T_TMP/$who.err"
+		assert_eq "0 hello" "$? $(cat "$T_TMP/$who.out")" "$who (stderr: $(cat "$T_TMP/$who.err"))"
+	done
+}
+
+# Codex resolves bwrap to its real path, runs `--help` and looks for
+# bwrap's option names: every option bwrap lists is listed.
+t_help_lists_bwrap_options() {
+	local o missing=""
+	need_bwrap
+	"$BW" --help >"$T_TMP/bwrap.help"; "$CL" bwrap --help >"$T_TMP/cl.help"
+	assert_eq 0 "$?" "cloister bwrap --help exit code"
+	for o in $(grep -Eo '^ +--[a-z0-9-]+' "$T_TMP/bwrap.help"); do
+		grep -Eq "^ +$o( |\$)" "$T_TMP/cl.help" || missing="$missing $o"
+	done
+	[ -z "$missing" ] || fail "options bwrap --help lists and cloister's does not:$missing"
+	assert_eq "$(head -n1 "$T_TMP/bwrap.help" | sed 's/^usage: [^ ]*/usage: X/')" \
+		"$(head -n1 "$T_TMP/cl.help" | sed 's/^usage: [^ ]*/usage: X/')" "usage line"
+}
+
+# `make install` puts a bwrap entry whose real path is still named bwrap
+# and whose --help is bwrap's (what Codex checks). Only where the source
+# tree is (the user pass runs on a copy of the build alone).
+if [ -f "$TOP/Makefile" ] && [ -w "$TOP/build" ]; then
+t_install_puts_a_bwrap_entry() {
+	local e
+	make -s -C "$TOP" install DESTDIR="$T_TMP/inst" PREFIX=/usr >/dev/null 2>"$T_TMP/err" ||
+		fail "make install: $(cat "$T_TMP/err")"
+	e=$(realpath "$T_TMP/inst/usr/libexec/cloister/bwrap") || fail "no bwrap entry installed"
+	assert_eq bwrap "$(basename "$e")" "real name of the entry"
+	"$e" --help >"$T_TMP/help" || fail "$e --help failed"
+	assert_contains "$(cat "$T_TMP/help")" "--as-pid-1" "--help"
+	assert_contains "$(cat "$T_TMP/help")" "--perms" "--help"
+	assert_contains "$(head -n1 "$T_TMP/help")" "usage: $e [OPTIONS...]" "--help"
+}
+fi
+
 run_tests
