@@ -81,7 +81,8 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type, cl_error *er
 		return dirfd;
 	rc = create_node(dirfd, base, type);
 	if (rc < 0)
-		return cl_fail(err, -rc, "creating mount point %s", path);
+		return cl_fail(err, -rc, type == NS_NODE_DIR ? "Can't mkdir %s" : "Can't create file at %s",
+		               path);
 	/* Re-resolve from the parent without following anything new. */
 	fd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)

@@ -49,7 +49,8 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 		if (ns_hooks_chdir(c, err) < 0)
 			return cl_error_code(err);
 	} else if (chdir(wd) < 0) {
-		return cl_fail_errno(err, "changing to working directory %s", wd);
+		return cl_fail_errno(err, p->hooks.bwrap_msgs ? "Can't chdir to %s" :
+		                     "changing to working directory %s", wd);
 	}
 	/* CLOEXEC, not close: the sync socket must survive until exec so an
 	 * exec failure can still be reported. bwrap passes fds on (keep_fds);

@@ -279,6 +279,27 @@ static char **exec_argv(const struct cl_policy *p)
 	return av;
 }
 
+/* clone failed, in bwrap's words (Debian's build of it): clients match
+ * these lines to tell their users what the host forbids. */
+static int clone_fail_bwrap(const struct cl_policy *p, cl_error *err)
+{
+	int e = errno;
+
+	if (e == EINVAL && (p->ns_flags & CLONE_NEWUSER))
+		return cl_fail(err, 0, "Creating new namespace failed, likely because the kernel does "
+		               "not support user namespaces.  bwrap must be installed setuid on such "
+		               "systems.");
+	if (e == EPERM && (p->ns_flags & CLONE_NEWUSER) && getuid() != 0)
+		return cl_fail(err, 0, "No permissions to create new namespace, likely because the "
+		               "kernel does not allow non-privileged user namespaces. See "
+		               "<https://deb.li/bubblewrap> or "
+		               "<file:///usr/share/doc/bubblewrap/README.Debian.gz>.");
+	if (e == ENOSPC)
+		return cl_fail(err, 0, "Creating new namespace failed: nesting depth or "
+		               "/proc/sys/user/max_*_namespaces exceeded (ENOSPC)");
+	return cl_fail(err, e, "Creating new namespace failed");
+}
+
 static int launch(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
                   cl_error *err)
 {
@@ -303,6 +324,8 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	s->sync_fd = sv[0];
 	fcntl(s->sync_fd, F_SETFL, O_NONBLOCK);
 	ns_relay_set_sync(s->relay, s->sync_fd);
+	if (s->pid < 0 && p->hooks.bwrap_msgs)
+		return clone_fail_bwrap(p, err);
 	if (s->pid < 0) {
 		/* EPERM/ENOSPC/EUSERS: the host forbids or caps user namespaces. */
 		if (errno == EPERM || errno == ENOSPC || errno == EUSERS)

@@ -67,7 +67,8 @@ static uint64_t bind_attrs(unsigned flags)
 }
 
 /* Clones one bind source; *tree stays -1 for an absent optional source. */
-static int open_source(const struct cl_mount *m, int *tree, char **link, cl_error *err)
+static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, char **link,
+                       cl_error *err)
 {
 	const char *what = m->src ? m->src : "(fd)";
 	const char *path = m->src;
@@ -95,7 +96,8 @@ static int open_source(const struct cl_mount *m, int *tree, char **link, cl_erro
 	if (*tree < 0) {
 		if (errno == ENOENT && (m->flags & CL_MF_TRY))
 			return 0;
-		return cl_fail_errno(err, "bind source %s", what);
+		return cl_fail_errno(err, bwrap_msgs ? "Can't find source path %s" : "bind source %s",
+		                     what);
 	}
 	return set_attr(*tree, AT_RECURSIVE, bind_attrs(m->flags), err, what);
 }
@@ -126,7 +128,7 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 			return rc;
 		if (m->kind != CL_MNT_BIND)
 			continue;
-		rc = open_source(m, &c->trees[i], &c->links[i], err);
+		rc = open_source(m, p->hooks.bwrap_msgs, &c->trees[i], &c->links[i], err);
 		if (rc < 0)
 			return rc;
 	}

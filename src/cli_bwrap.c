@@ -34,6 +34,7 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->network = CL_NET_HOST;
 	p->hooks.keep_fds = true;
 	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
+	p->hooks.bwrap_msgs = true;
 	p->env = calloc(1, sizeof(char *));
 	if (!p->env)
 		return cl_fail(err, ENOMEM, "copying the environment");

@@ -89,6 +89,7 @@ struct cl_hooks {
 	int pidns_fd;             /* -1, or this pid namespace (parent of a new one) */
 	bool disable_userns;      /* nested user namespace after setup, limit 1 */
 	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
+	bool bwrap_msgs;          /* setup errors in bwrap's exact words (clients grep them) */
 };
 
 struct cl_policy {

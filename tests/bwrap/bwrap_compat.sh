@@ -70,4 +70,34 @@ t_install_puts_a_bwrap_entry() {
 }
 fi
 
+# Setup failures clients grep for: the whole stderr line and the exit
+# code are bwrap's.
+same_err_line() {  # ARGS...
+	run_both "$@"
+	assert_eq "$BRC" "$CRC" "exit code"
+	[ "$BRC" != 0 ] || fail "expected a failure: $*"
+	assert_eq "$(head -n1 "$T_TMP/bwrap.err")" "$(head -n1 "$T_TMP/cloister.err")" "stderr of: $*"
+}
+t_setup_failure_messages() {
+	same_err_line --bind /nonexistent-source /x true
+	same_err_line --ro-bind / / --chdir /nonexistent-dir true
+	same_err_line --ro-bind /usr /usr --dir /usr/nonexistent-dir true
+	same_err_line --ro-bind /usr /usr --ro-bind /etc/passwd /usr/nonexistent-file true
+}
+# A user namespace refused for lack of room (max_user_namespaces) reads as
+# bwrap's ENOSPC line. The outer sandbox is Debian's bwrap for both.
+t_namespace_limit_message() {
+	local who
+	need_bwrap
+	for who in bwrap cloister; do
+		if [ $who = bwrap ]; then set -- "$BW"; else set -- "$CL" bwrap; fi
+		"$BW" --unshare-user --disable-userns --bind / / -- "$@" --unshare-user --bind / / true \
+			2>"$T_TMP/$who.err"
+		echo $? >"$T_TMP/$who.rc"
+	done
+	assert_eq "$(cat "$T_TMP/bwrap.rc")" "$(cat "$T_TMP/cloister.rc")" "exit code"
+	assert_contains "$(cat "$T_TMP/bwrap.err")" "Creating new namespace failed" "bwrap's message"
+	assert_eq "$(cat "$T_TMP/bwrap.err")" "$(cat "$T_TMP/cloister.err")" "stderr"
+}
+
 run_tests
