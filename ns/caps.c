@@ -58,15 +58,27 @@ static int set_flags(cap_t caps, uint64_t keep, cl_error *err)
 
 int ns_caps_drop(uint64_t keep, cl_error *err)
 {
-	cap_t caps;
-	int rc;
+	int rc = ns_caps_drop_bounding(keep, err);
 
+	return rc < 0 ? rc : ns_caps_set_current(keep, err);
+}
+
+int ns_caps_drop_bounding(uint64_t keep, cl_error *err)
+{
 	for (cap_value_t v = 0; (unsigned)v <= ns_caps_last(); v++) {
 		if (v < 64 && (keep & (1ULL << v)))
 			continue;
 		if (cap_drop_bound(v) < 0 && errno != EINVAL)
 			return cl_fail_errno(err, "dropping capability %d from the bounding set", (int)v);
 	}
+	return 0;
+}
+
+int ns_caps_set_current(uint64_t keep, cl_error *err)
+{
+	cap_t caps;
+	int rc;
+
 	if (cap_reset_ambient() < 0 && errno != EINVAL)
 		return cl_fail_errno(err, "clearing ambient capabilities");
 	caps = cap_init();

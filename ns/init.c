@@ -57,7 +57,11 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	 * cloister's own fds are all CLOEXEC already. */
 	if (!p->hooks.keep_fds && syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		return cl_fail_errno(err, "closing inherited file descriptors");
-	if (ns_caps_drop(p->caps_keep, err) < 0)
+	/* Bounding set first: shrinking it needs CAP_SETPCAP, which the
+	 * current sets may be about to lose. */
+	if (!p->hooks.caps_keep_bounding && ns_caps_drop_bounding(p->caps_keep, err) < 0)
+		return cl_error_code(err);
+	if (!p->hooks.caps_keep_current && ns_caps_set_current(p->caps_keep, err) < 0)
 		return cl_error_code(err);
 	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return cl_fail_errno(err, "setting no_new_privs");

@@ -163,6 +163,14 @@ static void resolve_caps(struct cl_bwrap *b)
 			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
 				keep |= 1ULL << c;
 	b->p->caps_keep = (keep | b->cap_add) & ~b->cap_drop;
+	/* bwrap run by root: without --cap-add/--cap-drop the current sets
+	 * (inheritable and ambient included) stay the caller's; the bounding
+	 * set is only set when a user namespace is made (the kernel fills it
+	 * then), to the caller's own or what the options ask. */
+	if (getuid() == 0 && !b->caps_touched)
+		b->p->hooks.caps_keep_current = true;
+	if (getuid() == 0 && !(b->p->ns_flags & CLONE_NEWUSER))
+		b->p->hooks.caps_keep_bounding = true;
 }
 
 static void resolve_namespaces(struct cl_bwrap *b)

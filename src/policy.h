@@ -89,6 +89,8 @@ struct cl_hooks {
 	int pidns_fd;             /* -1, or this pid namespace (parent of a new one) */
 	bool disable_userns;      /* nested user namespace after setup, limit 1 */
 	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
+	bool caps_keep_current;   /* no capset: the current sets stay as they are */
+	bool caps_keep_bounding;  /* the bounding set stays as it is */
 	bool bwrap_msgs;          /* setup errors in bwrap's exact words (clients grep them) */
 };
 

@@ -100,4 +100,28 @@ t_namespace_limit_message() {
 	assert_eq "$(cat "$T_TMP/bwrap.err")" "$(cat "$T_TMP/cloister.err")" "stderr"
 }
 
+# Capability sets as capsh shows them (permitted, effective, inheritable,
+# bounding, ambient): run by root, bwrap leaves inheritable and ambient
+# empty and the bounding set alone unless a user namespace is made.
+t_capability_sets() {
+	local o
+	command -v capsh >/dev/null || fail "capsh missing (libcap2-bin)"
+	while IFS= read -r o; do
+		# shellcheck disable=SC2086
+		run_both --bind / / $o --unshare-pid capsh --print
+		assert_eq "$BRC" "$CRC" "exit code with '$o'"
+		same_out || fail "capsh --print differs with '$o'"
+	done <<-EOF
+	
+	--as-pid-1
+	--cap-drop CAP_KILL
+	--cap-drop ALL
+	--cap-add CAP_KILL
+	--unshare-user
+	--unshare-user --cap-drop CAP_KILL
+	--unshare-user --uid 0 --cap-add CAP_KILL
+	--unshare-user --uid 5 --cap-add CAP_KILL
+	EOF
+}
+
 run_tests
