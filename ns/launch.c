@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -397,6 +398,23 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 	ns_hooks_release(c);
 }
 
+/* --die-with-parent covers the supervisor too: when the process that
+ * started us dies (however it was killed) the kernel kills us, and init's
+ * own parent-death signal then ends the sandbox. The parent may already
+ * be gone before prctl takes effect: then we are an orphan and stop. */
+static int die_with_parent(const struct cl_policy *p, cl_error *err)
+{
+	pid_t parent = getppid();
+
+	if (!p->die_with_parent)
+		return 0;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return cl_fail_errno(err, "setting the parent-death signal");
+	if (getppid() != parent)
+		raise(SIGKILL);
+	return 0;
+}
+
 static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
 {
 	struct sc_program prog = {0};
@@ -412,7 +430,9 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	c.trace = ns_trace_enabled();
 	ns_trace(c.trace, "parent", "start");
 	sigprocmask(SIG_SETMASK, NULL, &c.orig_mask);
-	rc = prepare(p, &s, &c, &prog, err);
+	rc = die_with_parent(p, err);
+	if (rc == 0)
+		rc = prepare(p, &s, &c, &prog, err);
 	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
 		rc = ns_hooks_join(p, err);

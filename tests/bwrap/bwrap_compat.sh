@@ -124,4 +124,59 @@ t_capability_sets() {
 	EOF
 }
 
+# Every descendant of PID (from /proc's children lists), depth first.
+descendants() {
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		echo "$c"; descendants "$c"
+	done
+}
+# True once none of the pids is a live process (zombies count as gone).
+all_gone() {
+	local p st
+	for p in "$@"; do
+		st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' /proc/"$p"/status 2>/dev/null)
+		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || return 1
+	done
+}
+# Waits up to 60 s (a loaded machine) for a condition; returns its status.
+wait_for() {
+	local i
+	for i in $(seq 600); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+
+# --die-with-parent: the process that started bwrap is killed (SIGKILL or
+# SIGTERM); bwrap, the sandbox's init and the command all end.
+die_with_parent_case() {  # WHO SIGNAL EXTRA-OPTION...
+	local who=$1 sig=$2 shell pids; shift 2
+	rm -f "$T_TMP/ready"
+	if [ "$who" = bwrap ]; then set -- "$BW" "$@"; else set -- "$CL" bwrap "$@"; fi
+	# The shell waits for bwrap (no exec): it is bwrap's parent.
+	bash -c '"$@"; :' sh "$@" --die-with-parent --bind / / \
+		sh -c "touch $T_TMP/ready; exec sleep 3600" &
+	shell=$!
+	wait_for test -e "$T_TMP/ready" || { kill -9 $shell; fail "$who: the sandbox never started"; }
+	pids=$(descendants $shell)
+	[ -n "$pids" ] || fail "$who: no processes under the shell"
+	kill -"$sig" $shell
+	wait $shell 2>/dev/null
+	# shellcheck disable=SC2086
+	wait_for all_gone $pids || {
+		kill -9 $pids 2>/dev/null
+		fail "$who with $* ($sig): still running after the parent died: $pids"
+	}
+}
+t_die_with_parent() {
+	local who sig extra
+	need_bwrap
+	for who in bwrap cloister; do
+		for sig in KILL TERM; do
+			for extra in --unshare-user-try --unshare-pid; do
+				die_with_parent_case $who $sig $extra
+			done
+		done
+	done
+}
+
 run_tests
