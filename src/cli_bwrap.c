@@ -154,14 +154,19 @@ static int check_combinations(struct cl_bwrap *b, cl_error *err)
 
 /* Capabilities: a privileged caller keeps what it has (bounding set),
  * anyone else starts with none; --cap-add/--cap-drop adjust. */
-static void resolve_caps(struct cl_bwrap *b)
+static int resolve_caps(struct cl_bwrap *b, cl_error *err)
 {
 	uint64_t keep = 0;
 
-	if (getuid() == 0)
-		for (unsigned c = 0; c <= ns_caps_last() && c < 64; c++)
-			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
-				keep |= 1ULL << c;
+	for (unsigned c = 0; getuid() == 0 && c <= ns_caps_last() && c < 64; c++) {
+		int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (r < 0 && errno == EINVAL)   /* past the kernel's last cap */
+			break;
+		if (r < 0)
+			return cl_fail_errno(err, "reading capability %u of the bounding set", c);
+		if (r == 1)
+			keep |= 1ULL << c;
+	}
 	b->p->caps_keep = (keep | b->cap_add) & ~b->cap_drop;
 	/* bwrap run by root: without --cap-add/--cap-drop the current sets
 	 * (inheritable and ambient included) stay the caller's; the bounding
@@ -171,6 +176,7 @@ static void resolve_caps(struct cl_bwrap *b)
 		b->p->hooks.caps_keep_current = true;
 	if (getuid() == 0 && !(b->p->ns_flags & CLONE_NEWUSER))
 		b->p->hooks.caps_keep_bounding = true;
+	return 0;
 }
 
 static void resolve_namespaces(struct cl_bwrap *b)
@@ -237,8 +243,8 @@ static int finish(struct cl_bwrap *b, cl_error *err)
 	if (rc < 0)
 		return rc;
 	resolve_namespaces(b);
-	resolve_caps(b);
-	return resolve_cwd(b, err);
+	rc = resolve_caps(b, err);
+	return rc < 0 ? rc : resolve_cwd(b, err);
 }
 
 /* Walks argv[1..]: options in order, then the command (after "--" or at

@@ -16,6 +16,20 @@ t_exec_failure_writes_no_exit_code() {
 	done
 }
 
+# A setup failure after the sandbox exists (here its chdir) is not an
+# exit of the command either (bubblewrap's suite checks this by failing a
+# syscall at a fixed position of its own sequence).
+t_pre_exec_failure_writes_no_exit_code() {
+	local who
+	for who in bwrap cloister; do
+		impl $who --bind / / --chdir /nonexistent-dir --json-status-fd 3 true \
+			3>"$T_TMP/$who.json" 2>"$T_TMP/$who.err"
+		assert_eq 1 "$?" "$who exit code"
+		assert_contains "$(cat "$T_TMP/$who.json")" '"child-pid"' "$who status document"
+		assert_not_contains "$(cat "$T_TMP/$who.json")" 'exit-code' "$who status document"
+	done
+}
+
 # bwrap mode under any name containing "bwrap" (a renamed copy, as tools
 # that resolve links see it), and when the binary re-runs itself through
 # /proc/self/exe (bubblewrap's "can mount /proc recursively").
