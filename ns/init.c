@@ -71,9 +71,7 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	 * --seccomp/--add-seccomp-fd programs stack on top of the policy's. */
 	if (sc_load(c->prog) < 0)
 		return cl_fail_errno(err, "loading the seccomp filter");
-	for (size_t i = 0; i < c->n_hook_progs; i++)
-		if (sc_load(&c->hook_progs[i]) < 0)
-			return cl_fail_errno(err, "Unable to set up system call filtering as requested");
+	ns_hooks_seccomp_install(c);
 	return 0;
 }
 

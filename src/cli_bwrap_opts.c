@@ -278,6 +278,12 @@ static int o_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_e
 
 	if (cl_bwrap_parse_fd(a[0], &fd, err) < 0)
 		return -EINVAL;
+	/* --seccomp (one program, the last one given) and --add-seccomp-fd
+	 * (a stack) exclude each other, as in bwrap. */
+	if (strcmp(n, "--seccomp") == 0 && h->n_seccomp_fds && !b->seccomp_seen)
+		return cl_fail(err, 0, "--seccomp cannot be combined with --add-seccomp-fd");
+	if (strcmp(n, "--add-seccomp-fd") == 0 && b->seccomp_seen)
+		return cl_fail(err, 0, "--add-seccomp-fd cannot be combined with --seccomp");
 	if (strcmp(n, "--seccomp") == 0) {
 		/* Not repeatable: a later --seccomp replaces the earlier one. */
 		if (b->seccomp_seen) {
@@ -287,12 +293,7 @@ static int o_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_e
 			return 0;
 		}
 		b->seccomp_seen = true;
-		if (push_fd(&h->seccomp_fds, &h->n_seccomp_fds, fd, err) < 0)
-			return -ENOMEM;
-		/* bwrap loads --seccomp before every --add-seccomp-fd. */
-		memmove(h->seccomp_fds + 1, h->seccomp_fds, (h->n_seccomp_fds - 1) * sizeof(int));
-		h->seccomp_fds[0] = fd;
-		return 0;
+		return push_fd(&h->seccomp_fds, &h->n_seccomp_fds, fd, err);
 	}
 	if (strcmp(n, "--add-seccomp-fd") == 0)
 		return push_fd(&h->seccomp_fds, &h->n_seccomp_fds, fd, err);

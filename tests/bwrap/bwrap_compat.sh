@@ -193,4 +193,34 @@ t_die_with_parent() {
 	done
 }
 
+# Seccomp programs go in with prctl(PR_SET_SECCOMP) as in bwrap: a first
+# program that denies seccomp(2) (but not prctl) still lets the second
+# one load.
+MKBPF=$TOP/tests/bwrap/mkbpf.py
+t_seccomp_second_program_after_seccomp_denied() {
+	python3 "$MKBPF" 38 317 >"$T_TMP/a.bpf"     # seccomp -> ENOSYS
+	python3 "$MKBPF" 1 83 258 >"$T_TMP/b.bpf"   # mkdir, mkdirat -> EPERM
+	FD5=$T_TMP/a.bpf FD6=$T_TMP/b.bpf both "${SYS[@]}" --tmpfs /t --add-seccomp-fd 5 \
+		--add-seccomp-fd 6 sh -c 'mkdir /t/x 2>/dev/null || echo denied'
+	assert_eq denied "$(cat "$T_TMP/cloister.out")" "second program in force"
+}
+# An error once a user program is in is still reported: here the first
+# denies sendmsg/sendto (what a report over a socket would use) and the
+# kernel refuses the second.
+t_seccomp_error_after_first_program() {
+	python3 "$MKBPF" 1 44 46 >"$T_TMP/a.bpf"
+	printf '\377\377\0\0\0\0\0\0' >"$T_TMP/bad.bpf"   # no such BPF opcode
+	FD5=$T_TMP/a.bpf FD6=$T_TMP/bad.bpf run_both "${SYS[@]}" --add-seccomp-fd 5 --add-seccomp-fd 6 true
+	assert_eq "$BRC" "$CRC" "exit code"
+	assert_eq 1 "$CRC" "exit code"
+	assert_eq "$(cat "$T_TMP/bwrap.err")" "$(cat "$T_TMP/cloister.err")" "stderr"
+}
+t_seccomp_option_conflicts() {
+	python3 "$MKBPF" 1 83 >"$T_TMP/a.bpf"
+	FD5=$T_TMP/a.bpf FD6=$T_TMP/a.bpf both_err "${SYS[@]}" --add-seccomp-fd 5 --seccomp 6 true
+	FD5=$T_TMP/a.bpf FD6=$T_TMP/a.bpf both_err "${SYS[@]}" --seccomp 5 --add-seccomp-fd 6 true
+	# One fd named twice: its data is consumed by the first.
+	FD5=$T_TMP/a.bpf both_err "${SYS[@]}" --add-seccomp-fd 5 --add-seccomp-fd 5 true
+}
+
 run_tests
