@@ -210,8 +210,11 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	/* Non-dumpable before the command exists: once it has exec'd it runs
 	 * beside init (same uid), and must never be able to ptrace init or
 	 * open its /proc files while init still holds capabilities. exec
-	 * resets the command's own dumpable flag. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	 * resets the command's own dumpable flag. bwrap mode keeps init
+	 * dumpable (its callers open /proc/PID/ns, as with bwrap's own init)
+	 * and relies on the kernel's rule that a process without init's
+	 * capabilities cannot ptrace it. */
+	if (!c->p->hooks.init_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		init_fail(c, "making init non-dumpable");
 	/* vfork: the command only runs its last steps and execs, so copying
 	 * init's page tables is wasted work. init is suspended meanwhile; the

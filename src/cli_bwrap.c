@@ -35,6 +35,12 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->hooks.keep_fds = true;
 	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
 	p->hooks.bwrap_msgs = true;
+	/* --info-fd's child-pid (init with --unshare-pid) is a process whose
+	 * namespaces the caller joins (--userns/--pidns of a second bwrap):
+	 * /proc/PID/ns of a non-dumpable init would be root's. The kernel
+	 * still refuses the command a ptrace of init while init holds
+	 * capabilities the command lacks (cap subset rule). */
+	p->hooks.init_dumpable = true;
 	p->env = calloc(1, sizeof(char *));
 	if (!p->env)
 		return cl_fail(err, ENOMEM, "copying the environment");

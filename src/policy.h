@@ -91,6 +91,7 @@ struct cl_hooks {
 	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
 	bool caps_keep_current;   /* no capset: the current sets stay as they are */
 	bool caps_keep_bounding;  /* the bounding set stays as it is */
+	bool init_dumpable;       /* init stays dumpable: its /proc/PID/ns is the caller's to open */
 	bool bwrap_msgs;          /* setup errors in bwrap's exact words (clients grep them) */
 };
 

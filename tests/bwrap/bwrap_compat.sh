@@ -223,4 +223,27 @@ t_seccomp_option_conflicts() {
 	FD5=$T_TMP/a.bpf both_err "${SYS[@]}" --add-seccomp-fd 5 --add-seccomp-fd 5 true
 }
 
+# --info-fd's child-pid names a process whose namespaces the caller can
+# open: a second sandbox joins the first one's user and pid namespaces
+# (rootless too), as bubblewrap's test-specifying-pidns.sh does.
+join_case() {  # WHO
+	local who=$1 pid i
+	rm -f "$T_TMP/info" "$T_TMP/ns1"; mkfifo "$T_TMP/go.$who"
+	impl $who --info-fd 3 --unshare-user --unshare-pid --bind / / \
+		sh -c "readlink /proc/self/ns/pid >$T_TMP/ns1.tmp; mv $T_TMP/ns1.tmp $T_TMP/ns1; cat <$T_TMP/go.$who" \
+		3>"$T_TMP/info" &
+	wait_for test -s "$T_TMP/ns1" || { echo >"$T_TMP/go.$who"; fail "$who: first sandbox never started"; }
+	pid=$(sed -n 's/.*"child-pid": \([0-9]*\).*/\1/p' "$T_TMP/info")
+	impl $who --userns 11 --pidns 12 --bind / / readlink /proc/self/ns/pid \
+		11<"/proc/$pid/ns/user" 12<"/proc/$pid/ns/pid" >"$T_TMP/ns2" 2>"$T_TMP/err"
+	i=$?
+	echo >"$T_TMP/go.$who"; wait
+	assert_eq 0 "$i" "$who: joining child-pid $pid's namespaces ($(cat "$T_TMP/err"))"
+	assert_eq "$(cat "$T_TMP/ns1")" "$(cat "$T_TMP/ns2")" "$who: pid namespace joined"
+}
+t_info_fd_child_pid_namespaces_joinable() {
+	join_case bwrap
+	join_case cloister
+}
+
 run_tests
