@@ -5,6 +5,7 @@
 #define NS_FSUTIL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "src/error.h"
 
@@ -14,9 +15,14 @@ enum ns_node { NS_NODE_DIR, NS_NODE_FILE };
 int ns_open_in_root(int rootfd, const char *path, int flags);
 /* Like ns_open_in_root, creating path (and missing parents as directories)
  * as `type` when absent. Returns an O_PATH fd or -errno with err set. */
-int ns_ensure_path(int rootfd, const char *path, enum ns_node type, cl_error *err);
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type, mode_t dirs, cl_error *err);
 /* Returns the fd of the parent directory of path and points *base at the
- * last component (inside path). Parents are created. */
-int ns_ensure_parent(int rootfd, const char *path, const char **base, cl_error *err);
+ * last component (inside path). Parents are created with mode `dirs`. */
+int ns_ensure_parent(int rootfd, const char *path, const char **base, mode_t dirs,
+                     cl_error *err);
+/* bwrap's mode for directories made on the way to an operation's DEST:
+ * 0755, without the group or other bits when --perms PERMS has none of
+ * that class ((mode_t)-1: no --perms). */
+mode_t ns_parent_mode(mode_t perms);
 
 #endif

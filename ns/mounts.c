@@ -358,7 +358,8 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	const char *base;
 
 	if (c->links[i]) {
-		cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, err);
+		cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base,
+		                                          ns_parent_mode(m->mode), err);
 		if (dirfd < 0)
 			return dirfd;
 		if (symlinkat(c->links[i], dirfd, base) < 0 && errno != EEXIST)
@@ -370,7 +371,7 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	if (fstat(c->trees[i], &st) < 0)
 		return cl_fail_errno(err, "inspecting bind source %s", m->src ? m->src : "(fd)");
 	destfd = ns_ensure_path(c->rootfd, m->dest, S_ISDIR(st.st_mode) ? NS_NODE_DIR : NS_NODE_FILE,
-	                        err);
+	                        ns_parent_mode(m->mode), err);
 	if (destfd < 0)
 		return destfd;
 	if (attach(c->trees[i], destfd, "", m->dest, err) < 0)
@@ -381,7 +382,8 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 static int do_symlink(struct mount_ctx *c, const struct cl_mount *m, cl_error *err)
 {
 	const char *base;
-	cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, err);
+	cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base,
+	                                          ns_parent_mode(m->mode), err);
 
 	if (dirfd < 0)
 		return dirfd;
@@ -429,13 +431,13 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 	case CL_MNT_DIR:
 		if (m->mode != (mode_t)-1)
 			return ns_mount_dir(c->rootfd, m, err);
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, err);
+		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, ns_parent_mode(m->mode), err);
 		return destfd < 0 ? destfd : 0;
 	case CL_MNT_TMPFS:
 	case CL_MNT_PROC:
 	case CL_MNT_DEV:
 	case CL_MNT_MQUEUE:
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, err);
+		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, ns_parent_mode(m->mode), err);
 		if (destfd < 0)
 			return destfd;
 		if (m->kind == CL_MNT_TMPFS)

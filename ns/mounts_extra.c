@@ -64,7 +64,8 @@ static int make_data_file(int dirfd, const char *name, const struct cl_mount *m,
 int ns_mount_file(int rootfd, const struct cl_mount *m, cl_error *err)
 {
 	const char *base;
-	cl_autoclose int dirfd = ns_ensure_parent(rootfd, m->dest, &base, err);
+	cl_autoclose int dirfd = ns_ensure_parent(rootfd, m->dest, &base, ns_parent_mode(m->mode),
+	                                          err);
 
 	if (dirfd < 0)
 		return dirfd;
@@ -73,7 +74,7 @@ int ns_mount_file(int rootfd, const struct cl_mount *m, cl_error *err)
 
 static int attach_at(int tree, int rootfd, const char *dest, enum ns_node type, cl_error *err)
 {
-	cl_autoclose int destfd = ns_ensure_path(rootfd, dest, type, err);
+	cl_autoclose int destfd = ns_ensure_path(rootfd, dest, type, 0755, err);
 
 	if (destfd < 0)
 		return destfd;
@@ -139,7 +140,7 @@ int ns_mount_dir(int rootfd, const struct cl_mount *m, cl_error *err)
 
 	if (fd >= 0)
 		return 0;   /* an existing directory keeps its mode, as in bwrap */
-	fd = ns_ensure_path(rootfd, m->dest, NS_NODE_DIR, err);
+	fd = ns_ensure_path(rootfd, m->dest, NS_NODE_DIR, ns_parent_mode(m->mode), err);
 	if (fd < 0)
 		return fd;
 	rc = chmod_fd(fd, m->mode);

@@ -246,4 +246,29 @@ t_info_fd_child_pid_namespaces_joinable() {
 	join_case cloister
 }
 
+# Modes of what setup creates on the way (seen on the host through
+# --bind / /): mount-point files 0444, mount-point dirs 0755, parents of
+# a --perms operation 0755 less the classes --perms leaves out.
+modes_case() {  # WHO: prints "name mode" lines for what WHO created
+	local who=$1 d=$T_TMP/$1 p args=()
+	mkdir -p "$d" "$T_TMP/src-dir"; touch "$T_TMP/src-file"
+	for p in 1777 0755 0644 0750 0710 0640 0700 0600 0705 0604 0000; do
+		args+=(--perms "$p" --dir "$d/parent-of-$p/dir")
+	done
+	impl $who --bind / / --bind "$T_TMP/src-dir" "$d/mp-dir" --bind "$T_TMP/src-file" "$d/mp-file" \
+		--dir "$d/parent/dir" "${args[@]}" --perms 0640 --tmpfs "$d/tmp-parent/t" true ||
+		fail "$who failed"
+	(cd "$d" && stat -c '%n %a' mp-dir mp-file parent parent-of-* tmp-parent)
+}
+t_created_modes() {
+	need_bwrap
+	assert_eq "$(modes_case bwrap)" "$(modes_case cloister)" "modes"
+}
+t_size_limits() {
+	local s
+	for s in 9223372036854775808 18446744073709551616 0 0x 1k -1; do
+		both_err --size "$s" --tmpfs /t true
+	done
+}
+
 run_tests
