@@ -42,6 +42,7 @@ struct mount_ctx {
 	char **links;      /* per mount: symlink target when KEEP_SYMLINK hit */
 	int devnull;       /* detached /dev/null for masking, or -1 */
 	int dev[N_DEV_NODES];
+	int console;       /* bwrap: the caller's terminal for DEV/console, or -1 */
 	int rootfd;        /* the new root while it is built */
 	struct ns_ovl_fds *ovl;  /* per mount: overlay layers opened early */
 };
@@ -139,7 +140,10 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	if (need_proc)
+	if (need_dev && p->hooks.console_tty[0] &&
+	    (rc = clone_host_node(p->hooks.console_tty, &c->console, err)) < 0)
+		return rc;
+	if (need_proc && !p->hooks.bwrap_mounts)
 		return clone_host_node("/dev/null", &c->devnull, err);
 	return 0;
 }
@@ -153,6 +157,9 @@ static int new_fs(const char *type, const char *mode, uint64_t size, uint64_t at
 
 	if (fsfd < 0)
 		return cl_fail_errno(err, "creating %s for %s", type, what);
+	/* The source is named after the type, as mount(8) and bwrap do. */
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", type, 0) < 0)
+		return cl_fail_errno(err, "naming %s for %s", type, what);
 	if (mode && fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
 		return cl_fail_errno(err, "setting mode of %s", what);
 	if (size) {
@@ -246,6 +253,27 @@ static int readonly_entry(int procfd, const char *name, cl_error *err)
 	return attach(t, procfd, name, name, err);
 }
 
+/* What bwrap does to a new /proc and nothing more (masks would make every
+ * nested procfs mount fail: the kernel refuses a proc mount where parts of
+ * the existing one are covered): the host-wide knobs that are writable
+ * here become read-only binds. */
+static int proc_bwrap_covers(int procfd, cl_error *err)
+{
+	static const char *const covers[] = {"sys", "sysrq-trigger", "irq", "bus"};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(covers) / sizeof(*covers); i++) {
+		if (faccessat(procfd, covers[i], W_OK, 0) < 0) {
+			if (errno == EACCES || errno == ENOENT || errno == EROFS)
+				continue;   /* read-only already, or absent */
+			return cl_fail_errno(err, "Can't access /proc/%s", covers[i]);
+		}
+		if ((rc = readonly_entry(procfd, covers[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_error *err)
 {
 	cl_autoclose int mfd = -1;
@@ -268,6 +296,8 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 	procfd = ns_open_in_root(c->rootfd, m->dest, O_PATH | O_DIRECTORY);
 	if (procfd < 0)
 		return cl_fail(err, -procfd, "opening %s", m->dest);
+	if (c->p->hooks.bwrap_mounts)
+		return proc_bwrap_covers(procfd, err);
 	for (size_t i = 0; i < sizeof(proc_mask_files) / sizeof(*proc_mask_files); i++)
 		if ((rc = mask_entry(c, procfd, proc_mask_files[i], false, &first_file, err)) < 0)
 			return rc;
@@ -308,16 +338,46 @@ static int dev_subfs(int devfd, const char *name, const char *type, const char *
 	return attach(mfd, devfd, name, name, err);
 }
 
+/* bwrap's device binds keep exec (the host's /dev may be noexec). */
+static int allow_exec(int tree, const char *what, cl_error *err)
+{
+	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_NOEXEC};
+
+	if (tree >= 0 && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cl_fail_errno(err, "setting mount flags on /dev/%s", what);
+	return 0;
+}
+
+/* bwrap: the caller's terminal (stdout's) is DEV/console, so ttyname()
+ * works inside; it grants nothing stdout does not already. */
+static int dev_console(struct mount_ctx *c, int devfd, cl_error *err)
+{
+	int fd = openat(devfd, "console", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	int rc;
+
+	if (fd < 0)
+		return cl_fail_errno(err, "creating /dev/console");
+	close(fd);
+	rc = allow_exec(c->console, "console", err);
+	if (rc == 0)
+		rc = attach(c->console, devfd, "console", "console", err);
+	if (rc == 0)
+		c->console = -1;   /* attached: no longer ours to close */
+	return rc;
+}
+
 static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_error *err)
 {
 	cl_autoclose int mfd = -1;
 	cl_autoclose int devfd = -1;
+	bool bw = c->p->hooks.bwrap_mounts;
 	int rc;
 
 	/* nodev on the tmpfs itself: the device nodes are bind mounts of
-	 * their own, checked against their own flags. */
-	mfd = new_fs("tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-	             m->dest, err);
+	 * their own, checked against their own flags. bwrap's /dev allows
+	 * exec (and its nodes too); cloister run's does not. */
+	mfd = new_fs("tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	             (bw ? 0 : MOUNT_ATTR_NOEXEC), m->dest, err);
 	if (mfd < 0)
 		return mfd;
 	/* Populate while detached and private to us: a fresh tmpfs holds no
@@ -329,10 +389,12 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 		int fd;
 		if (c->dev[i] < 0)
 			continue;
-		fd = openat(devfd, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+		fd = openat(devfd, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
 		if (fd < 0)
 			return cl_fail_errno(err, "creating /dev/%s", dev_nodes[i]);
 		close(fd);
+		if (bw && (rc = allow_exec(c->dev[i], dev_nodes[i], err)) < 0)
+			return rc;
 	}
 	rc = attach(mfd, destfd, "", m->dest, err);
 	for (size_t i = 0; rc == 0 && i < N_DEV_NODES; i++)
@@ -340,11 +402,14 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 			rc = attach(c->dev[i], devfd, dev_nodes[i], dev_nodes[i], err);
 	if (rc == 0)
 		rc = dev_subfs(devfd, "pts", "devpts", "0620", err);
-	/* /dev/shm is a sticky directory on the /dev tmpfs (as bwrap does):
-	 * one superblock less per launch. fchmodat: mkdir's mode is umasked. */
-	if (rc == 0 && ((mkdirat(devfd, "shm", 0700) < 0 && errno != EEXIST) ||
-	                fchmodat(devfd, "shm", 01777, 0) < 0))
+	/* /dev/shm is a directory on the /dev tmpfs (as bwrap does): one
+	 * superblock less per launch. bwrap's is 0755; cloister run's sticky
+	 * and world-writable (fchmodat: mkdir's mode is umasked). */
+	if (rc == 0 && ((mkdirat(devfd, "shm", bw ? 0755 : 0700) < 0 && errno != EEXIST) ||
+	                (!bw && fchmodat(devfd, "shm", 01777, 0) < 0)))
 		rc = cl_fail_errno(err, "creating /dev/shm");
+	if (rc == 0 && c->console >= 0)
+		rc = dev_console(c, devfd, err);
 	if (rc == 0)
 		rc = dev_symlinks(devfd, err);
 	return rc;
@@ -519,7 +584,7 @@ static int pivot(struct mount_ctx *c, cl_error *err)
 
 int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
 {
-	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1};
+	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1, .console = -1};
 	int rc;
 
 	/* Propagation first: nothing done below may reach the host's mounts. */

@@ -35,6 +35,10 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->hooks.keep_fds = true;
 	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
 	p->hooks.bwrap_msgs = true;
+	p->hooks.bwrap_mounts = true;
+	/* bwrap binds stdout's terminal on /dev/console (ttyname works inside). */
+	if (ttyname_r(1, p->hooks.console_tty, sizeof(p->hooks.console_tty)) != 0)
+		p->hooks.console_tty[0] = '\0';
 	/* --info-fd's child-pid (init with --unshare-pid) is a process whose
 	 * namespaces the caller joins (--userns/--pidns of a second bwrap):
 	 * /proc/PID/ns of a non-dumpable init would be root's. The kernel

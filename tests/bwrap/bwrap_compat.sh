@@ -271,4 +271,31 @@ t_size_limits() {
 	done
 }
 
+# --proc/--dev mount what bwrap mounts: same mount points, flags, types and
+# sources (sorted: the order of mountinfo lines differs), same /dev
+# entries and modes; no /proc masks, so a nested procfs mount works.
+mounts_view() {
+	# The root tmpfs's mount options differ (mode=755 given explicitly).
+	cut -d' ' -f5- /proc/self/mountinfo | sed 's|^/ \(.*\) - tmpfs tmpfs .*|/ \1 - tmpfs tmpfs|' | sort
+	# The devpts root's owner differs rootless (docs/bwrap.md: bwrap mounts
+	# it as uid 0 of an intermediate user namespace; cloister has none).
+	ls -ln /dev /dev/pts /dev/shm | grep -v '^total' |
+		awk '$NF == "pts" { $3 = $4 = "-" } {print $1, $3, $4, $NF}'
+}
+t_proc_dev_mounts() {
+	declare -f mounts_view >"$T_TMP/view.sh"; echo mounts_view >>"$T_TMP/view.sh"
+	both "${SYS[@]}" --unshare-pid --proc /proc --ro-bind "$T_TMP/view.sh" /view.sh bash /view.sh
+	both "${SYS[@]}" --unshare-pid --proc /proc --tmpfs /tmp --ro-bind "$T_TMP/view.sh" /view.sh \
+		bash /view.sh
+}
+t_nested_procfs_mount() {
+	command -v unshare >/dev/null || fail "unshare missing (util-linux)"
+	# As root bwrap's read-only covers of /proc/irq and /proc/bus make the
+	# kernel refuse it for both; as a user (no covers) it must work.
+	ALLOW_FAIL=$(is_root && echo 1 || echo 0) both --bind / / --unshare-user --unshare-pid \
+		--proc /proc --dev /dev \
+		unshare --user --map-root-user --pid --fork --mount --mount-proc sh -c 'echo $$'
+	assert_eq "$(cat "$T_TMP/bwrap.err")" "$(cat "$T_TMP/cloister.err")" "stderr"
+}
+
 run_tests

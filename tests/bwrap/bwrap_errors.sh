@@ -61,9 +61,12 @@ t_version() {
 	assert_contains "$(cat "$T_TMP/cloister.out")" "bubblewrap 0.11"
 }
 t_nothing_left_behind_on_error() {
-	"$CL" bwrap --ro-bind / / --tmpfs /t --chdir /nonexistent sleep 30 2>/dev/null
+	# A marker no other process has ("sleep 30" matched a stranger's
+	# "sleep 300" on a shared machine).
+	local m="sleep 30.$$$RANDOM"
+	"$CL" bwrap --ro-bind / / --tmpfs /t --chdir /nonexistent $m 2>/dev/null
 	assert_eq 1 "$?" "exit code"
-	assert_no_process "sleep 30"
+	assert_no_process "$m"
 }
 
 run_tests
