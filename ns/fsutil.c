@@ -55,8 +55,8 @@ mode_t ns_parent_mode(mode_t perms)
 	return 0700 | ((perms & 0070) ? 0050 : 0) | ((perms & 0007) ? 0005 : 0);
 }
 
-int ns_ensure_parent(int rootfd, const char *path, const char **base, mode_t dirs,
-                     cl_error *err)
+int ns_ensure_parent(int rootfd, const char *path, const char **base,
+                     const struct ns_create *how, cl_error *err)
 {
 	const char *slash = strrchr(path, '/');
 	char parent[4096];
@@ -70,10 +70,11 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base, mode_t dir
 	memcpy(parent, path, plen);
 	parent[plen] = '\0';
 	*base = slash + 1;
-	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, dirs, err);
+	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how, err);
 }
 
-int ns_ensure_path(int rootfd, const char *path, enum ns_node type, mode_t dirs, cl_error *err)
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
+                   const struct ns_create *how, cl_error *err)
 {
 	cl_autoclose int dirfd = -1;
 	const char *base;
@@ -85,10 +86,12 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type, mode_t dirs,
 			return cl_fail(err, -fd, "resolving '%s'", path);
 		return fd;
 	}
-	dirfd = ns_ensure_parent(rootfd, path, &base, dirs, err);
+	dirfd = ns_ensure_parent(rootfd, path, &base, how, err);
 	if (dirfd < 0)
 		return dirfd;
-	rc = create_node(dirfd, base, type, dirs);
+	rc = create_node(dirfd, base, type, how->dirs);
+	if (rc < 0 && !how->bwrap_msgs)
+		return cl_fail(err, -rc, "creating mount point %s", path);
 	if (rc < 0)
 		return cl_fail(err, -rc, type == NS_NODE_DIR ? "Can't mkdir %s" : "Can't create file at %s",
 		               path);

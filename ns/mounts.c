@@ -43,6 +43,7 @@ struct mount_ctx {
 	int devnull;       /* detached /dev/null for masking, or -1 */
 	int dev[N_DEV_NODES];
 	int console;       /* bwrap: the caller's terminal for DEV/console, or -1 */
+	struct ns_create how;  /* for the mount being made: parents' mode, wording */
 	int rootfd;        /* the new root while it is built */
 	struct ns_ovl_fds *ovl;  /* per mount: overlay layers opened early */
 };
@@ -423,8 +424,7 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	const char *base;
 
 	if (c->links[i]) {
-		cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base,
-		                                          ns_parent_mode(m->mode), err);
+		cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, &c->how, err);
 		if (dirfd < 0)
 			return dirfd;
 		if (symlinkat(c->links[i], dirfd, base) < 0 && errno != EEXIST)
@@ -436,7 +436,7 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	if (fstat(c->trees[i], &st) < 0)
 		return cl_fail_errno(err, "inspecting bind source %s", m->src ? m->src : "(fd)");
 	destfd = ns_ensure_path(c->rootfd, m->dest, S_ISDIR(st.st_mode) ? NS_NODE_DIR : NS_NODE_FILE,
-	                        ns_parent_mode(m->mode), err);
+	                        &c->how, err);
 	if (destfd < 0)
 		return destfd;
 	if (attach(c->trees[i], destfd, "", m->dest, err) < 0)
@@ -447,8 +447,7 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 static int do_symlink(struct mount_ctx *c, const struct cl_mount *m, cl_error *err)
 {
 	const char *base;
-	cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base,
-	                                          ns_parent_mode(m->mode), err);
+	cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, &c->how, err);
 
 	if (dirfd < 0)
 		return dirfd;
@@ -486,23 +485,24 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 	case CL_MNT_REMOUNT_RO:
 		return do_remount_ro(c, m, err);
 	case CL_MNT_FILE:
-		return ns_mount_file(c->rootfd, m, err);
+		return ns_mount_file(c->rootfd, m, &c->how, err);
 	case CL_MNT_BIND_DATA:
-		return ns_mount_bind_data(c->rootfd, m, err);
+		return ns_mount_bind_data(c->rootfd, m, &c->how, err);
 	case CL_MNT_CHMOD:
 		return ns_mount_chmod(c->rootfd, m, err);
 	case CL_MNT_OVERLAY:
-		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER, err);
+		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER,
+		                        &c->how, err);
 	case CL_MNT_DIR:
 		if (m->mode != (mode_t)-1)
-			return ns_mount_dir(c->rootfd, m, err);
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, ns_parent_mode(m->mode), err);
+			return ns_mount_dir(c->rootfd, m, &c->how, err);
+		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, &c->how, err);
 		return destfd < 0 ? destfd : 0;
 	case CL_MNT_TMPFS:
 	case CL_MNT_PROC:
 	case CL_MNT_DEV:
 	case CL_MNT_MQUEUE:
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, ns_parent_mode(m->mode), err);
+		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, &c->how, err);
 		if (destfd < 0)
 			return destfd;
 		if (m->kind == CL_MNT_TMPFS)
@@ -604,6 +604,8 @@ int ns_mounts_setup(const struct cl_policy *p, cl_error *err)
 	if (rc == 0)
 		rc = make_root(&c, err);
 	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++) {
+		c.how.dirs = ns_parent_mode(p->mounts[i].mode);
+		c.how.bwrap_msgs = p->hooks.bwrap_msgs;
 		rc = do_mount(&c, i, err);
 		if (rc == 0)
 			rc = refresh_root(&c, p->mounts[i].dest, err);

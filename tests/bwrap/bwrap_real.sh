@@ -133,9 +133,11 @@ t_userns_with_uid_is_refused() {
 
 # ---- cloister extensions (only in addition to bwrap's options) ----
 t_ext_timeout() {
-	clr bwrap --timeout 0.5 --ro-bind / / sleep 30
+	# A marker no other process on a shared machine has.
+	local m="sleep 30.$$$RANDOM"
+	clr bwrap --timeout 0.5 --ro-bind / / $m
 	assert_eq 124 "$RC" "exit code"
-	assert_no_process "sleep 30"
+	assert_no_process "$m"
 }
 t_ext_json_status_file() {
 	clr bwrap --json-status "$T_TMP/st.json" --ro-bind / / sh -c 'exit 5'
