@@ -444,6 +444,27 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	return 0;
 }
 
+/* DEST exists: bwrap 0.11 accepts a symlink with the same target (two
+ * layers of a client's argv may ask for the same link) and refuses
+ * anything else, saying what is there. */
+static int symlink_exists(int dirfd, const char *base, const struct cl_mount *m, cl_error *err)
+{
+	char have[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, base, have, sizeof(have) - 1);
+
+	if (n < 0 && errno == EINVAL)
+		return cl_fail(err, 0, "Can't make symlink at %s: destination exists and is not a "
+		               "symlink", m->dest);
+	if (n < 0)
+		return cl_fail_errno(err, "Can't make symlink at %s: destination exists, and cannot "
+		                     "read symlink target", m->dest);
+	have[n] = '\0';
+	if (strcmp(have, m->src) == 0)
+		return 0;
+	return cl_fail(err, 0, "Can't make symlink at %s: existing destination is %s", m->dest,
+	               have);
+}
+
 static int do_symlink(struct mount_ctx *c, const struct cl_mount *m, cl_error *err)
 {
 	const char *base;
@@ -451,9 +472,12 @@ static int do_symlink(struct mount_ctx *c, const struct cl_mount *m, cl_error *e
 
 	if (dirfd < 0)
 		return dirfd;
-	if (symlinkat(m->src, dirfd, base) < 0)
-		return cl_fail_errno(err, "creating symlink %s", m->dest);
-	return 0;
+	if (symlinkat(m->src, dirfd, base) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return symlink_exists(dirfd, base, m, err);
+	return cl_fail_errno(err, c->how.bwrap_msgs ? "Can't make symlink at %s" :
+	                     "creating symlink %s", m->dest);
 }
 
 static int do_remount_ro(struct mount_ctx *c, const struct cl_mount *m, cl_error *err)

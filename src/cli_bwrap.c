@@ -317,7 +317,7 @@ int cl_bwrap_main(int argc, char **argv)
 	} else if (b.help) {
 		cl_bwrap_usage(stdout, argc > 0 ? argv[0] : "bwrap");
 	} else if (b.version) {
-		printf("bubblewrap 0.11.0 (cloister)\n");
+		printf("bubblewrap %s (cloister)\n", CL_BWRAP_VERSION);
 	} else if (!p.argv) {
 		cl_bwrap_usage(stderr, argc > 0 ? argv[0] : "bwrap");
 		rc = CL_BWRAP_EXIT_FAIL;

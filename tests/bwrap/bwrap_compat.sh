@@ -298,4 +298,24 @@ t_nested_procfs_mount() {
 	assert_eq "$(cat "$T_TMP/bwrap.err")" "$(cat "$T_TMP/cloister.err")" "stderr"
 }
 
+# bwrap 0.11 semantics (Debian's 0.8 fails all three, so these check the
+# documented behaviour): --symlink onto an identical symlink succeeds, a
+# different one or a non-link fails with 0.11's words.
+t_symlink_onto_existing_symlink() {
+	local base=(--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
+	            --symlink usr/lib64 /lib64)
+	clr bwrap "${base[@]}" --symlink usr/bin /bin true
+	assert_eq "0 " "$RC $ERR" "identical symlink"
+	clr bwrap "${base[@]}" --symlink usr/sbin /bin true
+	assert_eq 1 "$RC" "different symlink"
+	assert_eq "bwrap: Can't make symlink at /bin: existing destination is usr/bin" "$ERR"
+	clr bwrap "${base[@]}" --symlink usr/bin /usr true
+	assert_eq 1 "$RC" "onto a directory"
+	assert_eq "bwrap: Can't make symlink at /usr: destination exists and is not a symlink" "$ERR"
+}
+t_version_names_the_implemented_bwrap() {
+	clr bwrap --version
+	assert_eq "0 bubblewrap 0.11.0 (cloister)" "$RC $OUT" "--version"
+}
+
 run_tests
