@@ -398,15 +398,17 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 	ns_hooks_release(c);
 }
 
-/* --die-with-parent covers the supervisor too: when the process that
- * started us dies (however it was killed) the kernel kills us, and init's
- * own parent-death signal then ends the sandbox. The parent may already
- * be gone before prctl takes effect: then we are an orphan and stop. */
+/* bwrap's --die-with-parent covers the supervisor too: when the process
+ * that started us dies (however it was killed) the kernel kills us, and
+ * init's own parent-death signal then ends the sandbox. The parent may
+ * already be gone before prctl takes effect: then we are an orphan and
+ * stop. (Not for cloister run: the signal follows the starting *thread*,
+ * and callers that spawn from short-lived threads would lose sandboxes.) */
 static int die_with_parent(const struct cl_policy *p, cl_error *err)
 {
 	pid_t parent = getppid();
 
-	if (!p->die_with_parent)
+	if (!p->die_with_parent || !p->hooks.supervisor_pdeathsig)
 		return 0;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return cl_fail_errno(err, "setting the parent-death signal");

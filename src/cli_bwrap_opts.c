@@ -324,7 +324,7 @@ static int o_flag(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl
 	if (strcmp(n, "--new-session") == 0)
 		b->p->new_session = true;
 	else if (strcmp(n, "--die-with-parent") == 0)
-		b->p->die_with_parent = true;
+		b->p->die_with_parent = b->p->hooks.supervisor_pdeathsig = true;
 	else if (strcmp(n, "--as-pid-1") == 0)
 		b->p->hooks.as_pid_1 = true;
 	else if (strcmp(n, "--help") == 0)

@@ -6,7 +6,8 @@
 # A script's result is its exit status plus its TAP lines ("ok - name",
 # "ok # SKIP reason"); cloister passes when that result equals bwrap's on
 # the same host as the same user. UPSTREAM_DIR overrides the cache (it
-# must be writable on the first run). UPSTREAM_KEEP=1 keeps the logs.
+# must be writable on the first run), UPSTREAM_MIRROR the Debian mirror
+# (default: the host's). UPSTREAM_KEEP=1 keeps the logs.
 set -u
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 source "$TOP/tests/lib.sh"
@@ -25,6 +26,7 @@ SCRIPT_TIMEOUT=${UPSTREAM_SCRIPT_TIMEOUT:-900}
 # configuration, so the private list asks the same mirror for sources.
 host_mirror() {
 	local f u
+	[ -n "${UPSTREAM_MIRROR:-}" ] && { echo "$UPSTREAM_MIRROR"; return; }
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
 		[ -r "$f" ] || continue
 		u=$(grep -Eo 'https?://[^ ]*/debian/?( |$)' "$f" | grep -v security | head -n1 | tr -d ' ')
@@ -42,7 +44,7 @@ host_suite() {
 # host's apt state is neither read for sources nor changed.
 papt() {
 	local a=$UP/apt
-	timeout "$FETCH_TIMEOUT" apt-get -q \
+	timeout "$FETCH_TIMEOUT" apt-get -q -o APT::Update::Error-Mode=any \
 		-o Dir::Etc::sourcelist="$a/sources.list" -o Dir::Etc::sourceparts=- \
 		-o Dir::State::Lists="$a/lists" -o Dir::Cache="$a/cache" \
 		-o Dir::State::status=/var/lib/dpkg/status \
