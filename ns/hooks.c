@@ -233,7 +233,8 @@ int ns_hooks_chdir(struct ns_child *c, cl_error *err)
 _Noreturn static void die_plain(const char *msg, int e)
 {
 	char line[512];
-	int n = snprintf(line, sizeof(line), "bwrap: %s%s%s\n", msg, e ? ": " : "", e ? strerror(e) : "");
+	int n = snprintf(line, sizeof(line), "bwrap: %s%s%s\n", msg, e ? ": " : "",
+	                 e ? strerror(e) : "");
 
 	if (n > 0)
 		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
