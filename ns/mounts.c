@@ -359,6 +359,12 @@ static int dev_console(struct mount_ctx *c, int devfd, cl_error *err)
 	if (fd < 0)
 		return cl_fail_errno(err, "creating /dev/console");
 	close(fd);
+	/* A second --dev gets its own clone (the first one's was attached);
+	 * the host's tree is still reachable: pivot_root comes last. */
+	if (c->console < 0 && (rc = clone_host_node(c->p->hooks.console_tty, &c->console, err)) < 0)
+		return rc;
+	if (c->console < 0)
+		return 0;   /* the terminal went away */
 	rc = allow_exec(c->console, "console", err);
 	if (rc == 0)
 		rc = attach(c->console, devfd, "console", "console", err);
@@ -409,7 +415,7 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 	if (rc == 0 && ((mkdirat(devfd, "shm", bw ? 0755 : 0700) < 0 && errno != EEXIST) ||
 	                (!bw && fchmodat(devfd, "shm", 01777, 0) < 0)))
 		rc = cl_fail_errno(err, "creating /dev/shm");
-	if (rc == 0 && c->console >= 0)
+	if (rc == 0 && c->p->hooks.console_tty[0])
 		rc = dev_console(c, devfd, err);
 	if (rc == 0)
 		rc = dev_symlinks(devfd, err);

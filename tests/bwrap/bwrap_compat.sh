@@ -318,4 +318,19 @@ t_version_names_the_implemented_bwrap() {
 	assert_eq "0 bubblewrap 0.11.0 (cloister)" "$RC $OUT" "--version"
 }
 
+# With stdout on a terminal, --dev binds it on /dev/console (ttyname works
+# inside). script(1) gives each run a terminal of its own.
+t_dev_console_is_the_callers_terminal() {
+	local who cmd
+	command -v script >/dev/null || fail "script missing (bsdutils)"
+	for who in bwrap cloister; do
+		if [ $who = bwrap ]; then cmd=$BW; else cmd="$CL bwrap"; fi
+		# SYS has --dev /dev; a second one on /tmp gets its console too.
+		script -qec "$cmd ${SYS[*]} --dev /tmp sh -c 'tty; test -c /tmp/console && echo chr'" \
+			/dev/null </dev/null | tr -d '\r' >"$T_TMP/$who.out"
+	done
+	assert_eq "$(printf '/dev/console\nchr')" "$(cat "$T_TMP/bwrap.out")" "bwrap"
+	assert_eq "$(cat "$T_TMP/bwrap.out")" "$(cat "$T_TMP/cloister.out")" "cloister"
+}
+
 run_tests
