@@ -156,6 +156,12 @@ bench-quick:
 install: $(B)/cloister
 	install -D -m 0755 $(B)/cloister $(DESTDIR)$(PREFIX)/bin/cloister
 	install -D -m 0644 docs/cloister.1 $(DESTDIR)$(PREFIX)/share/man/man1/cloister.1
+	@# The bwrap entry is a hard link, not a symlink: clients that resolve
+	@# `bwrap` to its real path (Codex) must still find a program named
+	@# bwrap. Put $(PREFIX)/libexec/cloister first in PATH to use it.
+	install -d $(DESTDIR)$(PREFIX)/libexec/cloister
+	ln -f $(DESTDIR)$(PREFIX)/bin/cloister $(DESTDIR)$(PREFIX)/libexec/cloister/bwrap 2>/dev/null || \
+		install -m 0755 $(B)/cloister $(DESTDIR)$(PREFIX)/libexec/cloister/bwrap
 
 clean:
 	rm -rf $(B) build-asan

@@ -52,6 +52,7 @@ void ns_caps_plan(struct ns_caps_plan *pl, uint64_t keep)
 	if (pl->last > 63)
 		pl->last = 63;
 	pl->keep = keep;
+	pl->keep_bounding = pl->keep_current = false;
 }
 
 static bool kept(const struct ns_caps_plan *pl, unsigned v)
@@ -76,12 +77,14 @@ int ns_caps_limit(const struct ns_caps_plan *pl, cl_error *err)
 {
 	/* Bounding set first: shrinking it needs CAP_SETPCAP, which the
 	 * capset below takes away. EINVAL: a cap this kernel lacks. */
-	for (unsigned v = 0; v <= pl->last; v++) {
+	for (unsigned v = 0; !pl->keep_bounding && v <= pl->last; v++) {
 		if (kept(pl, v))
 			continue;
 		if (prctl(PR_CAPBSET_DROP, v, 0, 0, 0) < 0 && errno != EINVAL)
 			return cl_fail_errno(err, "dropping capability %u from the bounding set", v);
 	}
+	if (pl->keep_current)
+		return 0;
 	/* EINVAL: a kernel without ambient capabilities (before 4.3). */
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return cl_fail_errno(err, "clearing ambient capabilities");
@@ -92,7 +95,7 @@ int ns_caps_limit(const struct ns_caps_plan *pl, cl_error *err)
 
 int ns_caps_raise_ambient(const struct ns_caps_plan *pl, cl_error *err)
 {
-	for (unsigned v = 0; pl->keep && v <= pl->last; v++)
+	for (unsigned v = 0; pl->keep && !pl->keep_current && v <= pl->last; v++)
 		if (kept(pl, v) && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, v, 0, 0) < 0)
 			return cl_fail_errno(err, "raising ambient capability %u", v);
 	return 0;

@@ -4,6 +4,7 @@
 #ifndef NS_CAPS_H
 #define NS_CAPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "src/error.h"
@@ -12,11 +13,15 @@
 struct ns_caps_plan {
 	uint64_t keep;     /* the caps that stay (--cap-add) */
 	unsigned last;     /* highest capability number this kernel knows */
+	/* bwrap run by root without --cap-add/--cap-drop keeps the caller's
+	 * sets; the bounding set shrinks only with a new user namespace. */
+	bool keep_bounding;  /* the bounding set stays as it is */
+	bool keep_current;   /* no capset, no ambient change: the current sets stay */
 };
 
 void ns_caps_plan(struct ns_caps_plan *pl, uint64_t keep);
 /* Bounding set and ambient cleared, permitted/effective/inheritable set to
- * keep. The bounding set needs CAP_SETPCAP, so this runs first; a process
+ * keep (each part skipped when the plan keeps it). The bounding set needs CAP_SETPCAP, so this runs first; a process
  * forked afterwards inherits the result. */
 int ns_caps_limit(const struct ns_caps_plan *pl, cl_error *err);
 /* Raises every kept cap in ambient, so it survives exec as a non-root uid.

@@ -79,9 +79,13 @@ static int step_idmaps(struct ns_child *c, cl_error *err)
 		return cl_error_code(err);
 	cl_format_idmap(line, sizeof(line), c->p->uid, c->outer_uid);
 	if (write_file("/proc/self/uid_map", line, err) < 0)
-		return cl_error_code(err);
+		return c->p->hooks.bwrap_msgs ? cl_fail(err, err->errnum, "setting up uid map") :
+		                               cl_error_code(err);
 	cl_format_idmap(line, sizeof(line), c->p->gid, c->outer_gid);
-	return write_file("/proc/self/gid_map", line, err);
+	if (write_file("/proc/self/gid_map", line, err) < 0)
+		return c->p->hooks.bwrap_msgs ? cl_fail(err, err->errnum, "setting up gid map") :
+		                               cl_error_code(err);
+	return 0;
 }
 
 /* The parent may still have work on us after clone (a cgroup v1 attach,

@@ -33,21 +33,30 @@ int ns_open_in_root(int rootfd, const char *path, int flags)
 }
 
 /* Creates name in dirfd as type; an existing entry is fine. */
-static int create_node(int dirfd, const char *name, enum ns_node type)
+static int create_node(int dirfd, const char *name, enum ns_node type, mode_t dirs)
 {
 	if (type == NS_NODE_DIR) {
-		if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+		if (mkdirat(dirfd, name, dirs) < 0 && errno != EEXIST)
 			return -errno;
 		return 0;
 	}
-	int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0644);
+	/* A file made as a mount point is read-only, as bwrap makes it. */
+	int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -errno;
 	close(fd);
 	return 0;
 }
 
-int ns_ensure_parent(int rootfd, const char *path, const char **base, cl_error *err)
+mode_t ns_parent_mode(mode_t perms)
+{
+	if (perms == (mode_t)-1)
+		return 0755;
+	return 0700 | ((perms & 0070) ? 0050 : 0) | ((perms & 0007) ? 0005 : 0);
+}
+
+int ns_ensure_parent(int rootfd, const char *path, const char **base,
+                     const struct ns_create *how, cl_error *err)
 {
 	const char *slash = strrchr(path, '/');
 	char parent[4096];
@@ -61,10 +70,11 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base, cl_error *
 	memcpy(parent, path, plen);
 	parent[plen] = '\0';
 	*base = slash + 1;
-	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, err);
+	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how, err);
 }
 
-int ns_ensure_path(int rootfd, const char *path, enum ns_node type, cl_error *err)
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
+                   const struct ns_create *how, cl_error *err)
 {
 	cl_autoclose int dirfd = -1;
 	const char *base;
@@ -76,12 +86,15 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type, cl_error *er
 			return cl_fail(err, -fd, "resolving '%s'", path);
 		return fd;
 	}
-	dirfd = ns_ensure_parent(rootfd, path, &base, err);
+	dirfd = ns_ensure_parent(rootfd, path, &base, how, err);
 	if (dirfd < 0)
 		return dirfd;
-	rc = create_node(dirfd, base, type);
-	if (rc < 0)
+	rc = create_node(dirfd, base, type, how->dirs);
+	if (rc < 0 && !how->bwrap_msgs)
 		return cl_fail(err, -rc, "creating mount point %s", path);
+	if (rc < 0)
+		return cl_fail(err, -rc, type == NS_NODE_DIR ? "Can't mkdir %s" : "Can't create file at %s",
+		               path);
 	/* Re-resolve from the parent without following anything new. */
 	fd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)

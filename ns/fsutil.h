@@ -5,18 +5,32 @@
 #define NS_FSUTIL_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "src/error.h"
 
 enum ns_node { NS_NODE_DIR, NS_NODE_FILE };
 
+/* How missing parts of a path are created: the mode of new directories,
+ * and whether failures are worded as bwrap words them. */
+struct ns_create {
+	mode_t dirs;
+	bool bwrap_msgs;
+};
+
 /* O_PATH fd of path under rootfd (resolved as if rootfd were "/"). */
 int ns_open_in_root(int rootfd, const char *path, int flags);
 /* Like ns_open_in_root, creating path (and missing parents as directories)
  * as `type` when absent. Returns an O_PATH fd or -errno with err set. */
-int ns_ensure_path(int rootfd, const char *path, enum ns_node type, cl_error *err);
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
+                   const struct ns_create *how, cl_error *err);
 /* Returns the fd of the parent directory of path and points *base at the
- * last component (inside path). Parents are created. */
-int ns_ensure_parent(int rootfd, const char *path, const char **base, cl_error *err);
+ * last component (inside path). Parents are created as `how` says. */
+int ns_ensure_parent(int rootfd, const char *path, const char **base,
+                     const struct ns_create *how, cl_error *err);
+/* bwrap's mode for directories made on the way to an operation's DEST:
+ * 0755, without the group or other bits when --perms PERMS has none of
+ * that class ((mode_t)-1: no --perms). */
+mode_t ns_parent_mode(mode_t perms);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,6 +31,8 @@ int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *er
 		char *data = NULL;
 		size_t len = 0;
 		int rc = cl_read_all(h->seccomp_fds[i], 0xffff * 8, &data, &len);
+		/* The fd is consumed, as bwrap does: naming it twice fails. */
+		close(h->seccomp_fds[i]);
 		if (rc == -EFBIG)
 			return cl_fail(err, 0, "Invalid seccomp data: program too long");
 		if (rc < 0)
@@ -38,8 +41,8 @@ int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *er
 		c->hook_progs[c->n_hook_progs++].len = (unsigned short)(len / 8);
 		if (len % 8 != 0)
 			return cl_fail(err, 0, "Invalid seccomp data, must be multiple of 8");
-		if (len == 0)   /* the kernel refuses an empty program */
-			return cl_fail(err, EINVAL, "Unable to set up system call filtering as requested");
+		/* An empty program is left to the kernel to refuse, with bwrap's
+		 * message (ns_hooks_seccomp_install). */
 	}
 	return 0;
 }
@@ -224,6 +227,33 @@ int ns_hooks_chdir(struct ns_child *c, cl_error *err)
 		return cl_fail_errno(err, "Can't chdir to /");
 	set_pwd(c, "/");
 	return 0;
+}
+
+/* The message and exit of bwrap's die(): nothing but write and exit. */
+_Noreturn static void die_plain(const char *msg, int e)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "bwrap: %s%s%s\n", msg, e ? ": " : "",
+	                 e ? strerror(e) : "");
+
+	if (n > 0)
+		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	_exit(1);
+}
+
+void ns_hooks_seccomp_install(struct ns_child *c)
+{
+	for (size_t i = 0; i < c->n_hook_progs; i++) {
+		struct sock_fprog fp = {.len = c->hook_progs[i].len,
+		                        .filter = c->hook_progs[i].filter};
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp) == 0)
+			continue;
+		if (errno == EINVAL)
+			die_plain("Unable to set up system call filtering as requested: "
+			          "prctl(PR_SET_SECCOMP) reported EINVAL. (Hint: this requires a "
+			          "kernel configured with CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER.)", 0);
+		die_plain("prctl(PR_SET_SECCOMP)", errno);
+	}
 }
 
 int ns_hooks_block(struct ns_child *c, cl_error *err)

@@ -42,6 +42,12 @@ int ns_hooks_disable_userns(struct ns_child *c, cl_error *err);
 void ns_hooks_close_fds_except(int keep1, int keep2, int keep3);
 /* Command: chdir with bwrap's fallback (cwd, $HOME, /) and PWD. */
 int ns_hooks_chdir(struct ns_child *c, cl_error *err);
+/* Command, last: installs the --seccomp/--add-seccomp-fd programs in
+ * order with prctl(PR_SET_SECCOMP), as bwrap does (a user allowlist may
+ * permit that call and not seccomp(2)). Once one is in, a failure is
+ * reported with write(2) on stderr and _exit(1) only: the sync socket's
+ * calls may be denied by then. */
+void ns_hooks_seccomp_install(struct ns_child *c);
 /* Command, before the seccomp filters (they may deny read): --block-fd. */
 int ns_hooks_block(struct ns_child *c, cl_error *err);
 

@@ -61,7 +61,8 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 		if (ns_hooks_chdir(c, err) < 0)
 			return cl_error_code(err);
 	} else if (chdir(wd) < 0) {
-		return cl_fail_errno(err, "changing to working directory %s", wd);
+		return cl_fail_errno(err, p->hooks.bwrap_msgs ? "Can't chdir to %s" :
+		                     "changing to working directory %s", wd);
 	}
 	/* CLOEXEC, not close: the sync socket must survive until exec so an
 	 * exec failure can still be reported. bwrap passes fds on (keep_fds);
@@ -80,9 +81,7 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	 * --seccomp/--add-seccomp-fd programs stack on top of the policy's. */
 	if (sc_load(c->prog) < 0)
 		return cl_fail_errno(err, "loading the seccomp filter");
-	for (size_t i = 0; i < c->n_hook_progs; i++)
-		if (sc_load(&c->hook_progs[i]) < 0)
-			return cl_fail_errno(err, "Unable to set up system call filtering as requested");
+	ns_hooks_seccomp_install(c);
 	return 0;
 }
 
@@ -239,8 +238,11 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	/* Non-dumpable before the command exists: once it has exec'd it runs
 	 * beside init (same uid), and must never be able to ptrace init or
 	 * open its /proc files while init still holds capabilities. exec
-	 * resets the command's own dumpable flag. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	 * resets the command's own dumpable flag. bwrap mode keeps init
+	 * dumpable (its callers open /proc/PID/ns, as with bwrap's own init)
+	 * and relies on the kernel's rule that a process without init's
+	 * capabilities cannot ptrace it. */
+	if (!c->p->hooks.init_dumpable && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		init_fail(c, "making init non-dumpable");
 	/* After the dumpable flag (no window where a same-uid process could
 	 * attach to a capable init), before vfork (the command inherits the

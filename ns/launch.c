@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -308,6 +309,27 @@ static char **exec_argv(const struct cl_policy *p)
 	return av;
 }
 
+/* clone failed, in bwrap's words (Debian's build of it): clients match
+ * these lines to tell their users what the host forbids. */
+static int clone_fail_bwrap(const struct cl_policy *p, cl_error *err)
+{
+	int e = errno;
+
+	if (e == EINVAL && (p->ns_flags & CLONE_NEWUSER))
+		return cl_fail(err, 0, "Creating new namespace failed, likely because the kernel does "
+		               "not support user namespaces.  bwrap must be installed setuid on such "
+		               "systems.");
+	if (e == EPERM && (p->ns_flags & CLONE_NEWUSER) && getuid() != 0)
+		return cl_fail(err, 0, "No permissions to create new namespace, likely because the "
+		               "kernel does not allow non-privileged user namespaces. See "
+		               "<https://deb.li/bubblewrap> or "
+		               "<file:///usr/share/doc/bubblewrap/README.Debian.gz>.");
+	if (e == ENOSPC)
+		return cl_fail(err, 0, "Creating new namespace failed: nesting depth or "
+		               "/proc/sys/user/max_*_namespaces exceeded (ENOSPC)");
+	return cl_fail(err, e, "Creating new namespace failed");
+}
+
 static int launch(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
                   cl_error *err)
 {
@@ -342,6 +364,8 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	s->sync_fd = sv[0];
 	fcntl(s->sync_fd, F_SETFL, O_NONBLOCK);
 	ns_relay_set_sync(s->relay, s->sync_fd);
+	if (s->pid < 0 && p->hooks.bwrap_msgs)
+		return clone_fail_bwrap(p, err);
 	if (s->pid < 0) {
 		/* EPERM/ENOSPC/EUSERS: the host forbids or caps user namespaces. */
 		if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
@@ -414,6 +438,8 @@ static int prepare(const struct cl_policy *p, struct supervision *s, struct ns_c
 	/* Planned here: the drop in the sandbox runs partly in a vfork child,
 	 * where libcap (it allocates) must not be called. */
 	ns_caps_plan(&c->caps, p->caps_keep);
+	c->caps.keep_bounding = p->hooks.caps_keep_bounding;
+	c->caps.keep_current = p->hooks.caps_keep_current;
 	rc = ns_output_open(p, s->epfd, &s->output, err);
 	if (rc < 0)
 		return rc;
@@ -460,6 +486,25 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 	ns_hooks_release(c);
 }
 
+/* bwrap's --die-with-parent covers the supervisor too: when the process
+ * that started us dies (however it was killed) the kernel kills us, and
+ * init's own parent-death signal then ends the sandbox. The parent may
+ * already be gone before prctl takes effect: then we are an orphan and
+ * stop. (Not for cloister run: the signal follows the starting *thread*,
+ * and callers that spawn from short-lived threads would lose sandboxes.) */
+static int die_with_parent(const struct cl_policy *p, cl_error *err)
+{
+	pid_t parent = getppid();
+
+	if (!p->die_with_parent || !p->hooks.supervisor_pdeathsig)
+		return 0;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return cl_fail_errno(err, "setting the parent-death signal");
+	if (getppid() != parent)
+		raise(SIGKILL);
+	return 0;
+}
+
 static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
 {
 	struct sc_program prog = {0};
@@ -475,7 +520,9 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	c.trace = ns_trace_enabled();
 	ns_trace(c.trace, "parent", "start");
 	sigprocmask(SIG_SETMASK, NULL, &c.orig_mask);
-	rc = prepare(p, &s, &c, &prog, err);
+	rc = die_with_parent(p, err);
+	if (rc == 0)
+		rc = prepare(p, &s, &c, &prog, err);
 	ns_trace(c.trace, "parent", "prepare");
 	if (rc == 0)
 		rc = ns_hooks_join(p, err);
@@ -507,9 +554,12 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 			fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
 			        "was discarded\n", (unsigned long long)p->output_limit);
 		st->wall_ms = now_ms() - t0;
-		ns_hooks_exited(p, st->exit_code);
+		/* The command never ran when exec failed: bwrap reports no
+		 * exit-code then (clients read its absence as "not started"). */
 		if (s.exec_failed)
 			cl_error_print(&s.child_err);
+		else
+			ns_hooks_exited(p, st->exit_code);
 	}
 	release(&s, &c, &prog);
 	ns_trace(c.trace, "parent", "release");

@@ -42,6 +42,8 @@ struct mount_ctx {
 	char **links;      /* per mount: symlink target when KEEP_SYMLINK hit */
 	int devnull;       /* detached /dev/null for masking, or -1 */
 	int dev[N_DEV_NODES];
+	int console;       /* bwrap: the caller's terminal for DEV/console, or -1 */
+	struct ns_create how;  /* for the mount being made: parents' mode, wording */
 	int rootfd;        /* the new root while it is built */
 	struct ns_ovl_fds *ovl;  /* per mount: overlay layers opened early */
 	const int *pre;    /* per mount: source tree opened by the parent, or -1 (may be NULL) */
@@ -69,7 +71,8 @@ static uint64_t bind_attrs(unsigned flags)
 }
 
 /* Clones one bind source; *tree stays -1 for an absent optional source. */
-static int open_source(const struct cl_mount *m, int *tree, char **link, cl_error *err)
+static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, char **link,
+                       cl_error *err)
 {
 	const char *what = m->src ? m->src : "(fd)";
 	const char *path = m->src;
@@ -97,7 +100,8 @@ static int open_source(const struct cl_mount *m, int *tree, char **link, cl_erro
 	if (*tree < 0) {
 		if (errno == ENOENT && (m->flags & CL_MF_TRY))
 			return 0;
-		return cl_fail_errno(err, "bind source %s", what);
+		return cl_fail_errno(err, bwrap_msgs ? "Can't find source path %s" : "bind source %s",
+		                     what);
 	}
 	return set_attr(*tree, AT_RECURSIVE, bind_attrs(m->flags), err, what);
 }
@@ -132,7 +136,7 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 			c->trees[i] = c->pre[i];   /* flags already set by the parent */
 			continue;
 		}
-		rc = open_source(m, &c->trees[i], &c->links[i], err);
+		rc = open_source(m, p->hooks.bwrap_msgs, &c->trees[i], &c->links[i], err);
 		if (rc < 0)
 			return rc;
 	}
@@ -143,7 +147,10 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	if (need_proc)
+	if (need_dev && p->hooks.console_tty[0] &&
+	    (rc = clone_host_node(p->hooks.console_tty, &c->console, err)) < 0)
+		return rc;
+	if (need_proc && !p->hooks.bwrap_mounts)
 		return clone_host_node("/dev/null", &c->devnull, err);
 	return 0;
 }
@@ -157,6 +164,9 @@ static int new_fs(const char *type, const char *mode, uint64_t size, uint64_t at
 
 	if (fsfd < 0)
 		return cl_fail_errno(err, "creating %s for %s", type, what);
+	/* The source is named after the type, as mount(8) and bwrap do. */
+	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", type, 0) < 0)
+		return cl_fail_errno(err, "naming %s for %s", type, what);
 	if (mode && fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
 		return cl_fail_errno(err, "setting mode of %s", what);
 	if (size) {
@@ -250,6 +260,27 @@ static int readonly_entry(int procfd, const char *name, cl_error *err)
 	return attach(t, procfd, name, name, err);
 }
 
+/* What bwrap does to a new /proc and nothing more (masks would make every
+ * nested procfs mount fail: the kernel refuses a proc mount where parts of
+ * the existing one are covered): the host-wide knobs that are writable
+ * here become read-only binds. */
+static int proc_bwrap_covers(int procfd, cl_error *err)
+{
+	static const char *const covers[] = {"sys", "sysrq-trigger", "irq", "bus"};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(covers) / sizeof(*covers); i++) {
+		if (faccessat(procfd, covers[i], W_OK, 0) < 0) {
+			if (errno == EACCES || errno == ENOENT || errno == EROFS)
+				continue;   /* read-only already, or absent */
+			return cl_fail_errno(err, "Can't access /proc/%s", covers[i]);
+		}
+		if ((rc = readonly_entry(procfd, covers[i], err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_error *err)
 {
 	cl_autoclose int mfd = -1;
@@ -272,6 +303,8 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 	procfd = ns_open_in_root(c->rootfd, m->dest, O_PATH | O_DIRECTORY);
 	if (procfd < 0)
 		return cl_fail(err, -procfd, "opening %s", m->dest);
+	if (c->p->hooks.bwrap_mounts)
+		return proc_bwrap_covers(procfd, err);
 	for (size_t i = 0; i < sizeof(proc_mask_files) / sizeof(*proc_mask_files); i++)
 		if ((rc = mask_entry(c, procfd, proc_mask_files[i], false, &first_file, err)) < 0)
 			return rc;
@@ -312,16 +345,52 @@ static int dev_subfs(int devfd, const char *name, const char *type, const char *
 	return attach(mfd, devfd, name, name, err);
 }
 
+/* bwrap's device binds keep exec (the host's /dev may be noexec). */
+static int allow_exec(int tree, const char *what, cl_error *err)
+{
+	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_NOEXEC};
+
+	if (tree >= 0 && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cl_fail_errno(err, "setting mount flags on /dev/%s", what);
+	return 0;
+}
+
+/* bwrap: the caller's terminal (stdout's) is DEV/console, so ttyname()
+ * works inside; it grants nothing stdout does not already. */
+static int dev_console(struct mount_ctx *c, int devfd, cl_error *err)
+{
+	int fd = openat(devfd, "console", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
+	int rc;
+
+	if (fd < 0)
+		return cl_fail_errno(err, "creating /dev/console");
+	close(fd);
+	/* A second --dev gets its own clone (the first one's was attached);
+	 * the host's tree is still reachable: pivot_root comes last. */
+	if (c->console < 0 && (rc = clone_host_node(c->p->hooks.console_tty, &c->console, err)) < 0)
+		return rc;
+	if (c->console < 0)
+		return 0;   /* the terminal went away */
+	rc = allow_exec(c->console, "console", err);
+	if (rc == 0)
+		rc = attach(c->console, devfd, "console", "console", err);
+	if (rc == 0)
+		c->console = -1;   /* attached: no longer ours to close */
+	return rc;
+}
+
 static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_error *err)
 {
 	cl_autoclose int mfd = -1;
 	cl_autoclose int devfd = -1;
+	bool bw = c->p->hooks.bwrap_mounts;
 	int rc;
 
 	/* nodev on the tmpfs itself: the device nodes are bind mounts of
-	 * their own, checked against their own flags. */
+	 * their own, checked against their own flags. bwrap's /dev allows
+	 * exec (and its nodes too); cloister run's does not. */
 	mfd = new_fs("tmpfs", "0755", m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-	             MOUNT_ATTR_NOEXEC, m->dest, err);
+	             (bw ? 0 : MOUNT_ATTR_NOEXEC), m->dest, err);
 	if (mfd < 0)
 		return mfd;
 	/* Populate while detached and private to us: a fresh tmpfs holds no
@@ -333,10 +402,12 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 		int fd;
 		if (c->dev[i] < 0)
 			continue;
-		fd = openat(devfd, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+		fd = openat(devfd, dev_nodes[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0444);
 		if (fd < 0)
 			return cl_fail_errno(err, "creating /dev/%s", dev_nodes[i]);
 		close(fd);
+		if (bw && (rc = allow_exec(c->dev[i], dev_nodes[i], err)) < 0)
+			return rc;
 	}
 	rc = attach(mfd, destfd, "", m->dest, err);
 	for (size_t i = 0; rc == 0 && i < N_DEV_NODES; i++)
@@ -344,11 +415,14 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 			rc = attach(c->dev[i], devfd, dev_nodes[i], dev_nodes[i], err);
 	if (rc == 0)
 		rc = dev_subfs(devfd, "pts", "devpts", "0620", err);
-	/* /dev/shm is a sticky directory on the /dev tmpfs (as bwrap does):
-	 * one superblock less per launch. fchmodat: mkdir's mode is umasked. */
-	if (rc == 0 && ((mkdirat(devfd, "shm", 0700) < 0 && errno != EEXIST) ||
-	                fchmodat(devfd, "shm", 01777, 0) < 0))
+	/* /dev/shm is a directory on the /dev tmpfs (as bwrap does): one
+	 * superblock less per launch. bwrap's is 0755; cloister run's sticky
+	 * and world-writable (fchmodat: mkdir's mode is umasked). */
+	if (rc == 0 && ((mkdirat(devfd, "shm", bw ? 0755 : 0700) < 0 && errno != EEXIST) ||
+	                (!bw && fchmodat(devfd, "shm", 01777, 0) < 0)))
 		rc = cl_fail_errno(err, "creating /dev/shm");
+	if (rc == 0 && c->p->hooks.console_tty[0])
+		rc = dev_console(c, devfd, err);
 	if (rc == 0)
 		rc = dev_symlinks(devfd, err);
 	return rc;
@@ -362,7 +436,7 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	const char *base;
 
 	if (c->links[i]) {
-		cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, err);
+		cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, &c->how, err);
 		if (dirfd < 0)
 			return dirfd;
 		if (symlinkat(c->links[i], dirfd, base) < 0 && errno != EEXIST)
@@ -374,7 +448,7 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	if (fstat(c->trees[i], &st) < 0)
 		return cl_fail_errno(err, "inspecting bind source %s", m->src ? m->src : "(fd)");
 	destfd = ns_ensure_path(c->rootfd, m->dest, S_ISDIR(st.st_mode) ? NS_NODE_DIR : NS_NODE_FILE,
-	                        err);
+	                        &c->how, err);
 	if (destfd < 0)
 		return destfd;
 	if (attach(c->trees[i], destfd, "", m->dest, err) < 0)
@@ -382,16 +456,40 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 	return 0;
 }
 
+/* DEST exists: bwrap 0.11 accepts a symlink with the same target (two
+ * layers of a client's argv may ask for the same link) and refuses
+ * anything else, saying what is there. */
+static int symlink_exists(int dirfd, const char *base, const struct cl_mount *m, cl_error *err)
+{
+	char have[PATH_MAX];
+	ssize_t n = readlinkat(dirfd, base, have, sizeof(have) - 1);
+
+	if (n < 0 && errno == EINVAL)
+		return cl_fail(err, 0, "Can't make symlink at %s: destination exists and is not a "
+		               "symlink", m->dest);
+	if (n < 0)
+		return cl_fail_errno(err, "Can't make symlink at %s: destination exists, and cannot "
+		                     "read symlink target", m->dest);
+	have[n] = '\0';
+	if (strcmp(have, m->src) == 0)
+		return 0;
+	return cl_fail(err, 0, "Can't make symlink at %s: existing destination is %s", m->dest,
+	               have);
+}
+
 static int do_symlink(struct mount_ctx *c, const struct cl_mount *m, cl_error *err)
 {
 	const char *base;
-	cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, err);
+	cl_autoclose int dirfd = ns_ensure_parent(c->rootfd, m->dest, &base, &c->how, err);
 
 	if (dirfd < 0)
 		return dirfd;
-	if (symlinkat(m->src, dirfd, base) < 0)
-		return cl_fail_errno(err, "creating symlink %s", m->dest);
-	return 0;
+	if (symlinkat(m->src, dirfd, base) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return symlink_exists(dirfd, base, m, err);
+	return cl_fail_errno(err, c->how.bwrap_msgs ? "Can't make symlink at %s" :
+	                     "creating symlink %s", m->dest);
 }
 
 static int do_remount_ro(struct mount_ctx *c, const struct cl_mount *m, cl_error *err)
@@ -423,23 +521,24 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 	case CL_MNT_REMOUNT_RO:
 		return do_remount_ro(c, m, err);
 	case CL_MNT_FILE:
-		return ns_mount_file(c->rootfd, m, err);
+		return ns_mount_file(c->rootfd, m, &c->how, err);
 	case CL_MNT_BIND_DATA:
-		return ns_mount_bind_data(c->rootfd, m, err);
+		return ns_mount_bind_data(c->rootfd, m, &c->how, err);
 	case CL_MNT_CHMOD:
 		return ns_mount_chmod(c->rootfd, m, err);
 	case CL_MNT_OVERLAY:
-		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER, err);
+		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER,
+		                        &c->how, err);
 	case CL_MNT_DIR:
 		if (m->mode != (mode_t)-1)
-			return ns_mount_dir(c->rootfd, m, err);
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, err);
+			return ns_mount_dir(c->rootfd, m, &c->how, err);
+		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, &c->how, err);
 		return destfd < 0 ? destfd : 0;
 	case CL_MNT_TMPFS:
 	case CL_MNT_PROC:
 	case CL_MNT_DEV:
 	case CL_MNT_MQUEUE:
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, err);
+		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, &c->how, err);
 		if (destfd < 0)
 			return destfd;
 		if (m->kind == CL_MNT_TMPFS)
@@ -523,7 +622,8 @@ static int pivot(struct mount_ctx *c, cl_error *err)
 
 int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_error *err)
 {
-	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1, .pre = pre, .pre_root = pre_root};
+	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1, .console = -1, .pre = pre,
+	                      .pre_root = pre_root};
 	int rc;
 
 	/* Propagation first: nothing done below may reach the host's mounts. */
@@ -543,6 +643,8 @@ int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_
 	if (rc == 0)
 		rc = make_root(&c, err);
 	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++) {
+		c.how.dirs = ns_parent_mode(p->mounts[i].mode);
+		c.how.bwrap_msgs = p->hooks.bwrap_msgs;
 		rc = do_mount(&c, i, err);
 		if (rc == 0)
 			rc = refresh_root(&c, p->mounts[i].dest, err);

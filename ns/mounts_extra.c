@@ -61,19 +61,21 @@ static int make_data_file(int dirfd, const char *name, const struct cl_mount *m,
 	return 0;
 }
 
-int ns_mount_file(int rootfd, const struct cl_mount *m, cl_error *err)
+int ns_mount_file(int rootfd, const struct cl_mount *m, const struct ns_create *how,
+                  cl_error *err)
 {
 	const char *base;
-	cl_autoclose int dirfd = ns_ensure_parent(rootfd, m->dest, &base, err);
+	cl_autoclose int dirfd = ns_ensure_parent(rootfd, m->dest, &base, how, err);
 
 	if (dirfd < 0)
 		return dirfd;
 	return make_data_file(dirfd, base, m, err);
 }
 
-static int attach_at(int tree, int rootfd, const char *dest, enum ns_node type, cl_error *err)
+static int attach_at(int tree, int rootfd, const char *dest, enum ns_node type,
+                     const struct ns_create *how, cl_error *err)
 {
-	cl_autoclose int destfd = ns_ensure_path(rootfd, dest, type, err);
+	cl_autoclose int destfd = ns_ensure_path(rootfd, dest, type, how, err);
 
 	if (destfd < 0)
 		return destfd;
@@ -98,7 +100,8 @@ static int private_tmpfs(const char *what, cl_error *err)
 
 /* The data lives in a private tmpfs nobody else sees; only the file is
  * bound at dest, so the sandbox cannot reach anything beside it. */
-int ns_mount_bind_data(int rootfd, const struct cl_mount *m, cl_error *err)
+int ns_mount_bind_data(int rootfd, const struct cl_mount *m, const struct ns_create *how,
+                       cl_error *err)
 {
 	cl_autoclose int mfd = private_tmpfs(m->dest, err);
 	cl_autoclose int tree = -1;
@@ -115,7 +118,7 @@ int ns_mount_bind_data(int rootfd, const struct cl_mount *m, cl_error *err)
 		attr.attr_set |= MOUNT_ATTR_RDONLY;
 	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
 		return cl_fail_errno(err, "setting mount flags on %s", m->dest);
-	return attach_at(tree, rootfd, m->dest, NS_NODE_FILE, err);
+	return attach_at(tree, rootfd, m->dest, NS_NODE_FILE, how, err);
 }
 
 int ns_mount_chmod(int rootfd, const struct cl_mount *m, cl_error *err)
@@ -132,14 +135,15 @@ int ns_mount_chmod(int rootfd, const struct cl_mount *m, cl_error *err)
 }
 
 /* --perms with --dir: a directory created now gets exactly that mode. */
-int ns_mount_dir(int rootfd, const struct cl_mount *m, cl_error *err)
+int ns_mount_dir(int rootfd, const struct cl_mount *m, const struct ns_create *how,
+                 cl_error *err)
 {
 	cl_autoclose int fd = ns_open_in_root(rootfd, m->dest, O_PATH);
 	int rc;
 
 	if (fd >= 0)
 		return 0;   /* an existing directory keeps its mode, as in bwrap */
-	fd = ns_ensure_path(rootfd, m->dest, NS_NODE_DIR, err);
+	fd = ns_ensure_path(rootfd, m->dest, NS_NODE_DIR, how, err);
 	if (fd < 0)
 		return fd;
 	rc = chmod_fd(fd, m->mode);
@@ -197,7 +201,7 @@ int ns_overlay_open(const struct cl_mount *m, struct ns_ovl_fds *o, cl_error *er
 }
 
 int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_fds *o,
-                     bool in_userns, cl_error *err)
+                     bool in_userns, const struct ns_create *how, cl_error *err)
 {
 	cl_autoclose int fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
 	cl_autoclose int tmp = -1;
@@ -240,7 +244,7 @@ int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_f
 	              (ro ? MOUNT_ATTR_RDONLY : 0));
 	if (mfd < 0)
 		return cl_fail_errno(err, "Can't make overlay mount on %s", m->dest);
-	return attach_at(mfd, rootfd, m->dest, NS_NODE_DIR, err);
+	return attach_at(mfd, rootfd, m->dest, NS_NODE_DIR, how, err);
 }
 
 int ns_fd_source_path(int fd, char *buf, size_t len, cl_error *err)

@@ -7,13 +7,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ns/fsutil.h"
 #include "src/error.h"
 #include "src/policy.h"
 
-int ns_mount_file(int rootfd, const struct cl_mount *m, cl_error *err);
-int ns_mount_bind_data(int rootfd, const struct cl_mount *m, cl_error *err);
+int ns_mount_file(int rootfd, const struct cl_mount *m, const struct ns_create *how,
+                  cl_error *err);
+int ns_mount_bind_data(int rootfd, const struct cl_mount *m, const struct ns_create *how,
+                       cl_error *err);
 int ns_mount_chmod(int rootfd, const struct cl_mount *m, cl_error *err);
-int ns_mount_dir(int rootfd, const struct cl_mount *m, cl_error *err);
+int ns_mount_dir(int rootfd, const struct cl_mount *m, const struct ns_create *how,
+                 cl_error *err);
 /* Host-side overlay directories, opened before the host's view changes. */
 struct ns_ovl_fds {
 	char **lower;         /* "/proc/self/fd/N" per layer, bottom first */
@@ -21,7 +25,7 @@ struct ns_ovl_fds {
 };
 int ns_overlay_open(const struct cl_mount *m, struct ns_ovl_fds *o, cl_error *err);
 int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_fds *o,
-                     bool in_userns, cl_error *err);
+                     bool in_userns, const struct ns_create *how, cl_error *err);
 
 /* --proc without a pid namespace of our own, unprivileged: the caller's
  * /proc is bound instead (bwrap does the same). */

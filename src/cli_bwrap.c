@@ -35,6 +35,17 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->network = CL_NET_HOST;
 	p->hooks.keep_fds = true;
 	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
+	p->hooks.bwrap_msgs = true;
+	p->hooks.bwrap_mounts = true;
+	/* bwrap binds stdout's terminal on /dev/console (ttyname works inside). */
+	if (ttyname_r(1, p->hooks.console_tty, sizeof(p->hooks.console_tty)) != 0)
+		p->hooks.console_tty[0] = '\0';
+	/* --info-fd's child-pid (init with --unshare-pid) is a process whose
+	 * namespaces the caller joins (--userns/--pidns of a second bwrap):
+	 * /proc/PID/ns of a non-dumpable init would be root's. The kernel
+	 * still refuses the command a ptrace of init while init holds
+	 * capabilities the command lacks (cap subset rule). */
+	p->hooks.init_dumpable = true;
 	p->env = calloc(1, sizeof(char *));
 	if (!p->env)
 		return cl_fail(err, ENOMEM, "copying the environment");
@@ -154,15 +165,29 @@ static int check_combinations(struct cl_bwrap *b, cl_error *err)
 
 /* Capabilities: a privileged caller keeps what it has (bounding set),
  * anyone else starts with none; --cap-add/--cap-drop adjust. */
-static void resolve_caps(struct cl_bwrap *b)
+static int resolve_caps(struct cl_bwrap *b, cl_error *err)
 {
 	uint64_t keep = 0;
 
-	if (getuid() == 0)
-		for (unsigned c = 0; c <= ns_caps_last() && c < 64; c++)
-			if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
-				keep |= 1ULL << c;
+	for (unsigned c = 0; getuid() == 0 && c <= ns_caps_last() && c < 64; c++) {
+		int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+		if (r < 0 && errno == EINVAL)   /* past the kernel's last cap */
+			break;
+		if (r < 0)
+			return cl_fail_errno(err, "reading capability %u of the bounding set", c);
+		if (r == 1)
+			keep |= 1ULL << c;
+	}
 	b->p->caps_keep = (keep | b->cap_add) & ~b->cap_drop;
+	/* bwrap run by root: without --cap-add/--cap-drop the current sets
+	 * (inheritable and ambient included) stay the caller's; the bounding
+	 * set is only set when a user namespace is made (the kernel fills it
+	 * then), to the caller's own or what the options ask. */
+	if (getuid() == 0 && !b->caps_touched)
+		b->p->hooks.caps_keep_current = true;
+	if (getuid() == 0 && !(b->p->ns_flags & CLONE_NEWUSER))
+		b->p->hooks.caps_keep_bounding = true;
+	return 0;
 }
 
 static void resolve_namespaces(struct cl_bwrap *b)
@@ -229,8 +254,8 @@ static int finish(struct cl_bwrap *b, cl_error *err)
 	if (rc < 0)
 		return rc;
 	resolve_namespaces(b);
-	resolve_caps(b);
-	return resolve_cwd(b, err);
+	rc = resolve_caps(b, err);
+	return rc < 0 ? rc : resolve_cwd(b, err);
 }
 
 /* Walks argv[1..]: options in order, then the command (after "--" or at
@@ -293,7 +318,7 @@ int cl_bwrap_main(int argc, char **argv)
 	} else if (b.help) {
 		cl_bwrap_usage(stdout, argc > 0 ? argv[0] : "bwrap");
 	} else if (b.version) {
-		printf("bubblewrap 0.11.0 (cloister)\n");
+		printf("bubblewrap %s (cloister)\n", CL_BWRAP_VERSION);
 	} else if (!p.argv) {
 		cl_bwrap_usage(stderr, argc > 0 ? argv[0] : "bwrap");
 		rc = CL_BWRAP_EXIT_FAIL;

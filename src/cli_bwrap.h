@@ -13,6 +13,9 @@
 
 /* bwrap exits 1 for its own failures, whatever the cause. */
 #define CL_BWRAP_EXIT_FAIL 1
+/* The bubblewrap release whose command line and observable behaviour the
+ * front-end implements (--version; docs/bwrap.md lists what differs). */
+#define CL_BWRAP_VERSION "0.11.0"
 
 /* Parser state that spans options (bwrap's "next operation" modifiers and
  * the facts checked once the whole command line is known). */

@@ -1,8 +1,10 @@
 /* bwrap's option table: each option with its argument count and handler,
  * applied strictly in argv order as bubblewrap does, into the policy. */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -278,6 +280,12 @@ static int o_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_e
 
 	if (cl_bwrap_parse_fd(a[0], &fd, err) < 0)
 		return -EINVAL;
+	/* --seccomp (one program, the last one given) and --add-seccomp-fd
+	 * (a stack) exclude each other, as in bwrap. */
+	if (strcmp(n, "--seccomp") == 0 && h->n_seccomp_fds && !b->seccomp_seen)
+		return cl_fail(err, 0, "--seccomp cannot be combined with --add-seccomp-fd");
+	if (strcmp(n, "--add-seccomp-fd") == 0 && b->seccomp_seen)
+		return cl_fail(err, 0, "--add-seccomp-fd cannot be combined with --seccomp");
 	if (strcmp(n, "--seccomp") == 0) {
 		/* Not repeatable: a later --seccomp replaces the earlier one. */
 		if (b->seccomp_seen) {
@@ -287,12 +295,7 @@ static int o_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_e
 			return 0;
 		}
 		b->seccomp_seen = true;
-		if (push_fd(&h->seccomp_fds, &h->n_seccomp_fds, fd, err) < 0)
-			return -ENOMEM;
-		/* bwrap loads --seccomp before every --add-seccomp-fd. */
-		memmove(h->seccomp_fds + 1, h->seccomp_fds, (h->n_seccomp_fds - 1) * sizeof(int));
-		h->seccomp_fds[0] = fd;
-		return 0;
+		return push_fd(&h->seccomp_fds, &h->n_seccomp_fds, fd, err);
 	}
 	if (strcmp(n, "--add-seccomp-fd") == 0)
 		return push_fd(&h->seccomp_fds, &h->n_seccomp_fds, fd, err);
@@ -321,7 +324,7 @@ static int o_flag(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl
 	if (strcmp(n, "--new-session") == 0)
 		b->p->new_session = true;
 	else if (strcmp(n, "--die-with-parent") == 0)
-		b->p->die_with_parent = true;
+		b->p->die_with_parent = b->p->hooks.supervisor_pdeathsig = true;
 	else if (strcmp(n, "--as-pid-1") == 0)
 		b->p->hooks.as_pid_1 = true;
 	else if (strcmp(n, "--help") == 0)
@@ -356,10 +359,28 @@ static int o_label(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, c
 	return cl_fail(err, 0, "labeling not supported on this system");
 }
 
+/* bwrap's --size: a C integer literal (decimal, 0x hex or 0 octal), not
+ * zero, at most 2^63-1 (the largest size tmpfs takes). */
+static int parse_size(const char *s, uint64_t *v, cl_error *err)
+{
+	const uint64_t max = INT64_MAX;
+	unsigned long long n;
+	char *end = NULL;
+
+	errno = 0;
+	n = strtoull(s, &end, 0);
+	if (errno || !isdigit((unsigned char)s[0]) || !end || *end || n == 0)
+		return cl_fail(err, 0, "--size takes a non-zero number of bytes");
+	if (n > max)
+		return cl_fail(err, 0, "--size (for tmpfs) is limited to %llu", (unsigned long long)max);
+	*v = n;
+	return 0;
+}
+
 static int o_modifier(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_error *err)
 {
 	bool perms = strcmp(o->name, "--perms") == 0;
-	uint64_t v;
+	uint64_t v = 0;
 
 	if (perms) {
 		if (b->perms_set)
@@ -369,8 +390,8 @@ static int o_modifier(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a
 	}
 	if (b->size_set)
 		return cl_fail(err, 0, "--size given twice for the same action");
-	if (cl_parse_u64(a[0], 1, UINT64_MAX, &v) < 0)
-		return cl_fail(err, 0, "--size takes a non-zero number of bytes");
+	if (parse_size(a[0], &v, err) < 0)
+		return -EINVAL;
 	b->size_set = true;
 	b->next_size = v;
 	return 0;

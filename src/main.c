@@ -2,6 +2,7 @@
  * hand the validated policy to an executor, map the outcome to an exit code. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,14 +101,31 @@ static int cmd_run(int argc, char **argv)
 	return rc;
 }
 
+/* bubblewrap's command line: under any name containing "bwrap" (a link,
+ * a renamed copy, flatpak-bwrap), and when the first argument is an option
+ * cloister's own command line does not have. The latter is how a sandbox
+ * re-runs its own binary through /proc/self/exe (argv[0] is then that path,
+ * or whatever the caller chose), as bwrap's users do for nesting. */
+static bool bwrap_mode(int argc, char **argv)
+{
+	const char *name;
+
+	if (argc < 1)
+		return false;
+	name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	if (strstr(name, "bwrap"))
+		return true;
+	return argc > 1 && argv[1][0] == '-' && strcmp(argv[1], "--help") != 0 &&
+	       strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--version") != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
 
 	if (refuse_setuid() < 0)
 		return EXIT_SETUP;
-	/* `ln -s cloister bwrap`: a drop-in for bubblewrap's command line. */
-	if (argc > 0 && strcmp(strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0], "bwrap") == 0)
+	if (bwrap_mode(argc, argv))
 		return cl_bwrap_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);

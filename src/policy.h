@@ -96,6 +96,13 @@ struct cl_hooks {
 	int pidns_fd;             /* -1, or this pid namespace (parent of a new one) */
 	bool disable_userns;      /* nested user namespace after setup, limit 1 */
 	bool assert_userns_disabled;  /* fail unless new user namespaces fail */
+	bool caps_keep_current;   /* no capset: the current sets stay as they are */
+	bool caps_keep_bounding;  /* the bounding set stays as it is */
+	bool init_dumpable;       /* init stays dumpable: its /proc/PID/ns is the caller's to open */
+	bool supervisor_pdeathsig;  /* die_with_parent covers the supervisor too (bwrap) */
+	bool bwrap_mounts;        /* --proc/--dev as bwrap mounts them: no /proc masks, /dev exec */
+	char console_tty[64];     /* "" or the caller's terminal, bound on DEV/console */
+	bool bwrap_msgs;          /* setup errors in bwrap's exact words (clients grep them) */
 };
 
 struct cl_policy {

@@ -56,6 +56,8 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 		cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
 		[ -x build-asan/cloister ] && mkdir -p "$copy/build-asan" &&
 			cp -a build-asan/cloister "$copy/build-asan/"
+		# bubblewrap's suite, fetched and built by the root pass.
+		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
 		cp -a tests bench "$copy/" 2>/dev/null
 		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
 		chmod -R a+rX "$copy"; chmod 755 "$copy"
