@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -341,9 +343,29 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
  * writes is the caller's; read-only binds are seen as any unprivileged
  * user sees them. Every source is still opened with the caller's rights.
  * --host-root keeps the old identity. */
+/* Whether this process's user namespace maps host id `id` (file is
+ * /proc/self/uid_map or gid_map). Root of a nested namespace (`unshare
+ * -r`, a rootless container) usually maps only itself: it is no host root
+ * to begin with, and an unmapped id could not be used anyway. */
+static bool id_mapped_here(const char *file, unsigned long id)
+{
+	unsigned long in, out, n;
+	bool found = false;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return false;
+	while (!found && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+		found = id >= in && id - in < n;
+	fclose(f);
+	return found;
+}
+
 static void root_identity(struct cl_policy *p, const struct run_state *rs, size_t first_user)
 {
-	if (getuid() != 0 || rs->host_root)
+	if (getuid() != 0 || rs->host_root ||
+	    !id_mapped_here("/proc/self/uid_map", CL_UNPRIVILEGED_HOST_ID) ||
+	    !id_mapped_here("/proc/self/gid_map", CL_UNPRIVILEGED_HOST_ID))
 		return;
 	p->host_uid = CL_UNPRIVILEGED_HOST_ID;
 	p->host_gid = CL_UNPRIVILEGED_HOST_ID;

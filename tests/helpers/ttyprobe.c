@@ -2,6 +2,7 @@
  * Usage: ttyprobe state | ATTACK...; each attack prints "NAME: ok" or "NAME: EWHAT". */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,20 @@ static int state(void)
 	printf("ldisc=%d size=%dx%d lflag=%#lx iflag=%#lx pending=%d\n", ld, ws.ws_row,
 	       ws.ws_col, (unsigned long)tio.c_lflag, (unsigned long)tio.c_iflag, pending);
 	return 0;
+}
+
+/* The caller's controlling terminal reached by name, not through an fd:
+ * in a new session there is none (ENXIO), else TIOCSTI injects into it. */
+static void attack_ctty(void)
+{
+	char c = 'X';
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
+
+	report("ctty-open", fd);
+	if (fd >= 0) {
+		report("ctty-sti", ioctl(fd, TIOCSTI, &c));
+		close(fd);
+	}
 }
 
 static void attack(const char *a)
@@ -75,6 +90,9 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "state"))
 		return state();
 	for (int i = 1; i < argc; i++)
-		attack(argv[i]);
+		if (!strcmp(argv[i], "ctty"))
+			attack_ctty();
+		else
+			attack(argv[i]);
 	return 0;
 }

@@ -70,4 +70,21 @@ t_no_signal_to_callers_group() {
 	assert_untouched
 }
 
+# Stdio not on a terminal (no pty is made) while the caller still has a
+# controlling terminal: only the new session keeps the command from opening
+# it as /dev/tty, whatever seccomp allows.
+t_new_session_hides_callers_ctty() {
+	[ -x "$PROBE" ] || fail "ttyprobe helper not built (make check builds it)"
+	OUT=$("${TTYRUN[@]}" -- bash -c '
+		p=$1 o=$2; shift 2
+		echo "before $("$p" state)"
+		"$@" </dev/null >"$o" 2>&1; echo "rc=$?"
+		echo "after $("$p" state)"' _ "$PROBE" "$T_TMP/probe.out" \
+		"$CL" run --seccomp unconfined --ro "$HELPERS:/h" -- /h/ttyprobe ctty 2>&1 | tr -d '\r')
+	assert_contains "$OUT" "rc=0" "cloister's exit"
+	assert_eq "ctty-open: ENXIO" "$(cat "$T_TMP/probe.out")" "the caller's terminal from inside"
+	assert_contains "$OUT" "after ldisc=0 size=24x80" "the caller's terminal"
+	assert_eq "$(printf '%s\n' "$OUT" | sed -n 's/^before //p')" "$(printf '%s\n' "$OUT" | sed -n 's/^after //p')" "state"
+}
+
 run_tests
