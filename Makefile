@@ -52,7 +52,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan mutate deps demo check check-unit check-vm bench bench-quick install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -142,6 +142,12 @@ check-unit: all $(UNIT_BIN)
 
 check-vm: all $(UNIT_BIN) $(HELPER_BIN)
 	@./tests/vm/check-v2.sh
+
+# Not part of check: breaks each security-critical line of
+# tests/mutate/mutations.tsv in turn and shows which test catches it.
+mutate: deps
+	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN)
+	@./tests/mutate/mutate.py $(MUTATE)
 
 bench:
 	@./tests/deps.sh install --bench

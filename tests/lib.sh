@@ -124,8 +124,8 @@ run_tests() {
 	local f rc msg t0
 	set -m   # job control: each test gets its own process group
 	for f in $(declare -F | awk '{print $3}' | grep '^t_'); do
-		# T_ONLY=PATTERN runs a subset (while debugging a test).
-		[[ $f == *${T_ONLY:-}* ]] || continue
+		# T_ONLY=REGEX runs a subset (debugging a test, make mutate).
+		[ -z "${T_ONLY:-}" ] || [[ $f =~ $T_ONLY ]] || continue
 		T_TMP=$(mktemp -d /tmp/cltest.XXXXXX)
 		t0=$SECONDS
 		run_one "$f"; rc=$?
