@@ -2,6 +2,7 @@
  * ids map to an unprivileged host id, and the caller's binds are idmapped. */
 #define _GNU_SOURCE
 #include "ns/idmap.h"
+#include "ns/mounts.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,17 +82,6 @@ static int idmap_tree(int tree, uint64_t attrs, int userns, const char *what, cl
 	return cl_fail_errno(err, "setting mount flags on %s", what);
 }
 
-static uint64_t bind_attrs(unsigned flags)
-{
-	uint64_t a = MOUNT_ATTR_NOSUID;
-
-	if (!(flags & CL_MF_DEV))
-		a |= MOUNT_ATTR_NODEV;
-	if (flags & CL_MF_RO)
-		a |= MOUNT_ATTR_RDONLY;
-	return a;
-}
-
 int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees, int root,
                          int sync_fd, cl_error *err)
 {
@@ -110,7 +100,7 @@ int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees,
 	/* The child holds the same trees (inherited at clone): the idmapping
 	 * set here is what it attaches. */
 	for (size_t i = 0; i < p->n_mounts; i++)
-		if (trees[i] >= 0 && idmap_tree(trees[i], bind_attrs(p->mounts[i].flags),
+		if (trees[i] >= 0 && idmap_tree(trees[i], ns_bind_attrs(p->mounts[i].flags),
 		                                p->mounts[i].flags & CL_MF_IDMAP ? userns : -1,
 		                                p->mounts[i].src, err) < 0)
 			return cl_error_code(err);

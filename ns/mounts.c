@@ -59,7 +59,7 @@ static int set_attr(int fd, unsigned int flags, uint64_t set, cl_error *err, con
 	return 0;
 }
 
-static uint64_t bind_attrs(unsigned flags)
+uint64_t ns_bind_attrs(unsigned flags)
 {
 	uint64_t a = MOUNT_ATTR_NOSUID;
 
@@ -103,7 +103,7 @@ static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, cha
 		return cl_fail_errno(err, bwrap_msgs ? "Can't find source path %s" : "bind source %s",
 		                     what);
 	}
-	return set_attr(*tree, AT_RECURSIVE, bind_attrs(m->flags), err, what);
+	return set_attr(*tree, AT_RECURSIVE, ns_bind_attrs(m->flags), err, what);
 }
 
 static int clone_host_node(const char *path, int *out, cl_error *err)

@@ -3,6 +3,8 @@
 #ifndef NS_MOUNTS_H
 #define NS_MOUNTS_H
 
+#include <stdint.h>
+
 #include "src/error.h"
 #include "src/policy.h"
 
@@ -10,5 +12,10 @@
  * pre[i] >= 0 is mount i's source already opened and flagged by the
  * parent (ns/idmap.c), pre_root likewise for --rootfs; pre may be NULL. */
 int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_error *err);
+
+/* The mount attributes of a bind with CL_MF_* flags (nosuid always, nodev
+ * unless a device bind, read-only with CL_MF_RO), for every path that
+ * makes one. */
+uint64_t ns_bind_attrs(unsigned flags);
 
 #endif
