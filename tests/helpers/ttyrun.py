@@ -29,8 +29,10 @@ def main():
     cmd = args[1:]
     pid, fd = pty.fork()
     if pid == 0:
+        # Sized before the command runs: a size set by the parent could
+        # come after the command first looks at it.
+        winsz(0, size)
         os.execvp(cmd[0], cmd)
-    winsz(fd, size)
     out, seen, status = b"", 0, None
     end = time.monotonic() + DEADLINE
 
