@@ -200,7 +200,8 @@ t_tmpfs_option() {
 t_rootfs() {
 	mkdir -p "$T_TMP/root/bin"
 	cp "$HELPERS/static-echo" "$T_TMP/root/bin/echo" 2>/dev/null || skip "static-echo helper not built"
-	run_in --rootfs "$T_TMP/root" -- /bin/echo from-rootfs
+	# (a root caller needs an idmappable rootfs to create its mount points)
+	run_in "${RW_ID[@]}" --rootfs "$T_TMP/root" -- /bin/echo from-rootfs
 	assert_eq 0 "$RC" "rootfs run: $ERR"
 	assert_eq from-rootfs "$OUT" "rootfs"
 }

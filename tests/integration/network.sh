@@ -22,7 +22,7 @@ t_publish_http() {
 	mkdir -p "$T_TMP/r"; chmod 777 "$T_TMP/r"
 	# The server says when it listens (the host side of --publish accepts
 	# before the server inside is up).
-	"$CL" run "$SC" --rw "$T_TMP/r:/r" --publish "$hp:8000" -- python3 -c 'import http.server, os
+	"$CL" run "$SC" "${RW_ID[@]}" --rw "$T_TMP/r:/r" --publish "$hp:8000" -- python3 -c 'import http.server, os
 s = http.server.HTTPServer(("127.0.0.1", 8000), http.server.SimpleHTTPRequestHandler)
 open("/r/ready", "w").close()
 s.serve_forever()' >/dev/null 2>"$T_TMP/srv.err" &
@@ -92,7 +92,7 @@ t_relays_gone_after_exit_and_sigkill() {
 	# The command says when it runs; then the tree cloister started is
 	# known, and exactly that tree must be gone after the SIGKILL.
 	mkdir "$T_TMP/r"
-	"$CL" run "$SC" --publish "$hp:80" --rw "$T_TMP/r:/r" -- sh -c 'touch /r/ready; exec sleep 300' &
+	"$CL" run "$SC" "${RW_ID[@]}" --publish "$hp:80" --rw "$T_TMP/r:/r" -- sh -c 'touch /r/ready; exec sleep 300' &
 	local pid=$!
 	wait_for_path "$T_TMP/r/ready" || { kill -KILL $pid; fail "sandbox did not start"; }
 	kill_tree_and_wait $pid
