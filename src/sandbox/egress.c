@@ -81,10 +81,13 @@ static int no_proxy(json_t *v, struct sb_egress *eg, struct sb_error *e)
 		return 0;
 	if (!(eg->no_proxy = calloc(1, len + 1)))
 		return sb_fail(e, SB_INVALID_INPUT, ENOMEM, NULL, "egress.noProxy");
+	size_t at = 0;
 	json_array_foreach(v, i, item) {
+		size_t n = json_string_length(item);
 		if (i)
-			strcat(eg->no_proxy, ",");
-		strcat(eg->no_proxy, json_string_value(item));
+			eg->no_proxy[at++] = ',';
+		memcpy(eg->no_proxy + at, json_string_value(item), n);   /* len counted n + 1 */
+		at += n;
 	}
 	return 0;
 }

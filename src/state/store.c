@@ -141,7 +141,8 @@ int st_store_open(const char *root_dir, struct st_store **out, struct sb_error *
 		free(st);
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "creating %s", path);
 	}
-	strcat(path, "/cloister.db");
+	/* (room checked above: n < sizeof(path) - 16) */
+	snprintf(path + n, sizeof(path) - (size_t)n, "/cloister.db");
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	                    SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		int rc = db_fail(e, st->db, "opening the state database");
