@@ -2,6 +2,7 @@
  * size cap, walk the tree with openat/fstatat(AT_SYMLINK_NOFOLLOW) only. */
 #define _GNU_SOURCE
 #include "src/sandbox/bundle.h"
+#include "src/sandbox/fsafe.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -326,6 +327,26 @@ int sb_bundle_validate(const char *path, struct sb_bundle *b, struct sb_error *e
 	bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (bfd < 0 && (errno == ELOOP || (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))))
+		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "bundlePath", path),
+		               "Sandbox bundle may not be a symlink.");
+	if (bfd < 0)
+		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "bundlePath", path),
+		               "Sandbox bundle is missing README.md");
+	rc = validate_fd(bfd, path, b, e);
+	if (rc < 0)
+		sb_bundle_free(b);
+	return rc;
+}
+
+int sb_bundle_validate_at(int dirfd, const char *rel, const char *path, struct sb_bundle *b,
+                          struct sb_error *e)
+{
+	cl_autoclose int bfd = -1;
+	int rc;
+
+	memset(b, 0, sizeof(*b));
+	bfd = sb_open_beneath(dirfd, rel, O_RDONLY | O_DIRECTORY);
+	if (bfd == -ELOOP || bfd == -EXDEV)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "bundlePath", path),
 		               "Sandbox bundle may not be a symlink.");
 	if (bfd < 0)

@@ -28,6 +28,10 @@ struct sb_bundle {
 
 /* Validates the bundle at path into b (freed on failure). */
 int sb_bundle_validate(const char *path, struct sb_bundle *b, struct sb_error *e);
+/* The same for a bundle at rel beneath dirfd (a result/ the sandbox wrote):
+ * opened with no symlink on the way; path names it in messages. */
+int sb_bundle_validate_at(int dirfd, const char *rel, const char *path, struct sb_bundle *b,
+                          struct sb_error *e);
 void sb_bundle_free(struct sb_bundle *b);
 /* {"status":..,"bundleSizeBytes":..,"patchFiles":[..],"logsPath":..}. */
 json_t *sb_bundle_to_json(const struct sb_bundle *b, const char *path);

@@ -106,7 +106,8 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 			json_decref(m.artifacts);
 		return rc;
 	}
-	rc = sb_bundle_validate(m.bundle_path, &b, e);
+	/* By fd beneath result/, never by name: the sandbox wrote the tree. */
+	rc = sb_bundle_validate_at(r->l.result_fd, m.bundle_rel, m.bundle_path, &b, e);
 	if (rc < 0) {
 		if (m.artifacts)
 			json_decref(m.artifacts);

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "src/cleanup.h"
@@ -125,6 +127,20 @@ static int copy_dir(int sdir, int ddir, const char *prefix, int depth, uint64_t 
 		rc = sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "reading %s", prefix);
 	closedir(d);
 	return rc;
+}
+
+int sb_open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	long fd;
+
+	do
+		fd = syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN);
+	return fd < 0 ? -errno : (int)fd;
 }
 
 int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *e)

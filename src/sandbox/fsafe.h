@@ -11,6 +11,10 @@
 /* Copies the tree at src into the existing empty directory dst_fd: regular
  * files and directories only; a symlink or special file anywhere fails with
  * TOOL_PATH_ESCAPE / TOOL_PATH_INVALID naming it. Counts bytes copied. */
+/* openat2 beneath dirfd: no symlink anywhere on rel, no "..", no magic
+ * links ("" opens dirfd itself). For paths a sandbox could have written.
+ * Returns the fd or -errno (-ELOOP: a symlink on the way). */
+int sb_open_beneath(int dirfd, const char *rel, int flags);
 int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *e);
 /* Removes the tree name in dirfd (no error if it does not exist). */
 int sb_remove_tree_at(int dirfd, const char *name);

@@ -14,6 +14,8 @@
 #include "src/fdio.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/egress.h"
+#include <sys/stat.h>
+
 #include "src/sandbox/fsafe.h"
 #include "src/sandbox/spec.h"
 
@@ -160,9 +162,15 @@ static int copy_stream_log(const char *inside, int result_fd, struct sb_error *e
 		return rc;
 	if (strcmp(rel, "logs/stream.ndjson") == 0)
 		return 0;
-	fd = openat(result_fd, rel, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Every component, not only the last: the sandbox wrote result/. */
+	fd = sb_open_beneath(result_fd, rel, O_RDONLY | O_NONBLOCK);
+	if (fd == -ELOOP || fd == -EXDEV)
+		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Path escapes sandbox root (via symlink)");
 	if (fd < 0)
-		return errno == ELOOP ? sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Path escapes sandbox root (via symlink)") : 0;
+		return 0;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;   /* only a regular file is a stream log */
 	rc = cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &data, &len);
 	if (rc < 0)
 		return sb_fail(e, SB_INVALID_INPUT, -rc, NULL, "reading the stream log %s", inside);
@@ -247,6 +255,7 @@ int sb_provider_materialize(json_t *r, const struct sb_layout *l, const struct s
 		if (rc < 0)
 			return rc;
 		snprintf(m->bundle_path, sizeof(m->bundle_path), "%s%s%s", l->result, *rel ? "/" : "", rel);
+		snprintf(m->bundle_rel, sizeof(m->bundle_rel), "%s", rel);
 		m->passthrough = true;
 		return 0;
 	}

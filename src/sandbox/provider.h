@@ -21,6 +21,7 @@ int sb_provider_parse_result(const char *raw, const char *remote_id, const char 
 
 struct sb_materialized {
 	char bundle_path[PATH_MAX * 2]; /* host path of the bundle to validate */
+	char bundle_rel[PATH_MAX / 2];  /* the same, relative to result/ ("" = result/) */
 	bool passthrough;             /* the runner named a bundle (bundlePath) */
 	json_t *artifacts;            /* array of artifact paths written */
 	const char *remote_run_id, *workspace_id, *container_id;  /* borrowed */

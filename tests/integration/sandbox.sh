@@ -167,6 +167,23 @@ t_ship_refuses_symlinks_and_special_files() {
 	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "symlinked bundle root ($ERR)"
 }
 
+# A runner names a bundle or a stream log through a symlink it planted in
+# /result that points at a host directory: neither may be followed (every
+# component is checked, not only the last).
+t_result_paths_through_planted_links_refused() {
+	mkdir -p "$T_TMP/hostb/inner" "$T_TMP/hostlog"
+	echo '{"status":"finished","outputs":{"from":"host"}}' >"$T_TMP/hostb/inner/README.md"
+	echo HOST-SECRET >"$T_TMP/hostlog/secret.txt"
+	spec "ln -s $T_TMP/hostb /result/lnk; echo '{\"bundlePath\":\"/result/lnk/inner\"}'"
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "bundlePath through a link ($ERR; $OUT)"
+	rm -rf "$T_TMP/.smithers"
+	spec "ln -s $T_TMP/hostlog /result/lnk; echo '{\"status\":\"finished\",\"streamLogPath\":\"/result/lnk/secret.txt\"}'"
+	run_spec
+	assert_eq TOOL_PATH_ESCAPE "$(py 'j["code"]' <<<"$ERR")" "streamLogPath through a link ($ERR; $OUT)"
+	! grep -rqs HOST-SECRET "$T_TMP/.smithers" || fail "the host file was copied into the result"
+}
+
 t_timeout_kills_and_fails() {
 	spec 'sleep 60; echo "{\"status\":\"finished\"}"' '"toolTimeoutMs":300'
 	local t0=$SECONDS
