@@ -18,6 +18,14 @@
 
 #include "src/fdio.h"
 
+static bool named_before(const struct cl_hooks *h, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (h->seccomp_fds[j] == h->seccomp_fds[i])
+			return true;
+	return false;
+}
+
 int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *err)
 {
 	const struct cl_hooks *h = &p->hooks;
@@ -30,9 +38,10 @@ int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *er
 	for (size_t i = 0; i < h->n_seccomp_fds; i++) {
 		char *data = NULL;
 		size_t len = 0;
-		int rc = cl_read_all(h->seccomp_fds[i], 0xffff * 8, &data, &len);
-		/* The fd is consumed, as bwrap does: naming it twice fails. */
-		close(h->seccomp_fds[i]);
+		/* Each fd is consumed, as bwrap does: naming one twice fails as
+		 * reading a closed fd would. cl_policy_free closes them (once). */
+		int rc = named_before(h, i) ? -EBADF
+		                            : cl_read_all(h->seccomp_fds[i], 0xffff * 8, &data, &len);
 		if (rc == -EFBIG)
 			return cl_fail(err, 0, "Invalid seccomp data: program too long");
 		if (rc < 0)
