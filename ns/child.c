@@ -238,7 +238,10 @@ _Noreturn void ns_child_main(struct ns_child *c)
 			fail_setup(c, child_steps[i].name, &err);
 		ns_trace(c->trace, "child", child_steps[i].name);
 	}
-	/* This process becomes init: the command compares its parent with it. */
-	c->init_pid = getpid();
+	/* This process becomes init. Without a pid namespace of its own the
+	 * command checks its parent against it (in one, init's death ends the
+	 * command anyway: no check, no syscalls). */
+	if (c->p->die_with_parent && !(c->p->ns_flags & CLONE_NEWPID) && !c->p->hooks.as_pid_1)
+		c->init_pid = getpid();
 	ns_init_run(c);
 }

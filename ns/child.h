@@ -32,7 +32,7 @@ struct ns_child {
 	int lock_fd;          /* --lock-file, held by init, or -1 */
 	bool trace;           /* CLOISTER_TRACE stamps (ns/trace.h) */
 	struct ns_caps_plan caps;  /* the capability drop, planned before clone */
-	pid_t init_pid;       /* getpid() of init, for the command's die-with-parent check */
+	pid_t init_pid;       /* init's pid for the command's die-with-parent check, or 0 */
 	const struct ns_output *output;  /* --output-limit pipes, or NULL */
 	unsigned pty_mask;    /* stdio fds (bit n = fd n) that get a pty of the sandbox */
 	struct winsize pty_ws;  /* the caller's window size, for that pty */

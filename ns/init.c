@@ -46,7 +46,7 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	 * gone; nobody is left to report to. */
 	if (p->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		return cl_fail_errno(err, "setting the parent-death signal");
-	if (p->die_with_parent && getpid() != c->init_pid && getppid() != c->init_pid)
+	if (c->init_pid && getppid() != c->init_pid)
 		_exit(125);
 	/* New session: the command cannot reach the caller's terminal with
 	 * TIOCSTI and is not in the caller's process group. */
