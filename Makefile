@@ -172,4 +172,4 @@ install: $(B)/cloister
 clean:
 	rm -rf $(B) build-asan
 
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -path $(B)/matrix -prune -o -name '*.d' -print 2>/dev/null)

@@ -21,21 +21,28 @@ LOG=$(mktemp /tmp/cloister-tests.XXXXXX)
 chmod 644 "$LOG"
 
 who=$( [ "$(id -u)" = 0 ] && echo root || echo "$(id -un)" )
+# A group (unit binary or test file) that exits non-zero without having
+# reported a FAIL (it crashed, or died before run_tests) is a failure too:
+# counting only the lines it printed would call that green.
 run_group() {  # label, command...
-	local label=$1; shift
+	local label=$1 rc fails; shift
+	fails=$(grep -c '\] FAIL ' "$LOG")
 	"$@" 2>&1 | while IFS= read -r line; do
 		case $line in
 		PASS*|FAIL*|SKIP*) echo "[$who] $line" ;;
 		*) echo "    $line" ;;
 		esac
 	done | tee -a "$LOG"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 0 ] && [ "$(grep -c '\] FAIL ' "$LOG")" = "$fails" ]; then
+		echo "[$who] FAIL $label: exited $rc without reporting a failure (crash?)" | tee -a "$LOG"
+	fi
 }
 
 for t in build/tests/test_*; do
 	[ -x "$t" ] || continue
 	[ -n "$FILTER" ] && [[ $t != *$FILTER* ]] && continue
-	run_group unit "$t"
-	[ "${PIPESTATUS[0]}" = 0 ] || true
+	run_group "$t" "$t"
 done
 if [ $UNIT_ONLY = 0 ]; then
 	for f in tests/integration/*.sh tests/security/*.sh tests/bwrap/*.sh; do

@@ -88,11 +88,17 @@ t_block_fd_not_in_sandbox() { FD5=/dev/null both --block-fd 5 "${SYS[@]}" /probe
 t_sync_fd_kept_open() { FD5=/dev/null both --sync-fd 5 "${SYS[@]}" /probe fds; }
 t_sync_fd_closed_on_exit() {
 	local who
+	mkdir -p "$T_TMP/w"
 	for who in bwrap cloister; do
-		# The reader sees EOF only once the sandbox is gone.
-		( impl $who --sync-fd 6 "${SYS[@]}" sh -c 'echo started; sleep 0.3' 6>&1 >/dev/null
-		  echo exited ) | cat >"$T_TMP/$who.out"
+		rm -f "$T_TMP/w/done"
+		if [ $who = bwrap ]; then set -- "$BW"; else set -- "$CL" bwrap; fi
+		# The pipe's only writer is the sandbox's --sync-fd (exec'd, no
+		# subshell holds it): the reader sees EOF once the sandbox is
+		# gone, so after the command's last step.
+		( exec "$@" --sync-fd 6 "${SYS[@]}" --bind "$T_TMP/w" /w sh -c 'sleep 0.3; touch /w/done' 6>&1 >/dev/null ) |
+			{ cat >/dev/null; if [ -e "$T_TMP/w/done" ]; then echo eof-after-exit; else echo eof-early; fi; } >"$T_TMP/$who.out"
 	done
+	assert_eq eof-after-exit "$(cat "$T_TMP/cloister.out")" "cloister's sync fd"
 	assert_eq "$(cat "$T_TMP/bwrap.out")" "$(cat "$T_TMP/cloister.out")"
 }
 t_lock_file_held() {

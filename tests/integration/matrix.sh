@@ -1,6 +1,6 @@
 #!/bin/bash
 # The build matrix: the tree builds warning-free (WERROR=-Werror) with gcc
-# at -O0, -O2 and -O3 and with Debian's clang, and the unit tests pass in
+# at -O0 and -O3 and with Debian's clang (the main build is gcc -O2), and the unit tests pass in
 # each build. Each build has its own object tree under build/matrix/. Root
 # pass only (the unprivileged pass runs on a copy without the sources).
 source "$(dirname "$0")/../lib.sh"
@@ -11,7 +11,8 @@ UNITS=$(cd "$TOP" && ls tests/unit/test_*.c | sed 's|tests/unit/||; s|\.c$||')
 build_and_unit() {  # name cc cflags
 	local name=$1 cc=$2 cflags=$3 b=$M/$1 u
 	command -v "$cc" >/dev/null || fail "$cc is not installed (tests/deps.sh installs it)"
-	make -s -C "$TOP" -j2 B="$b" CC="$cc" CFLAGS="$cflags" WERROR=-Werror \
+	# (env -u: a make -jN around us must not add its own warning to the log)
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" -j2 B="$b" CC="$cc" CFLAGS="$cflags" WERROR=-Werror \
 		"$b/cloister" $(for u in $UNITS; do echo "$b/tests/$u"; done) >"$T_TMP/build.log" 2>&1 ||
 		fail "$name build: $(grep -E 'error|warning' "$T_TMP/build.log" | head -3)"
 	! grep -q 'warning:' "$T_TMP/build.log" || fail "$name warnings: $(grep warning: "$T_TMP/build.log" | head -3)"
@@ -22,7 +23,6 @@ build_and_unit() {  # name cc cflags
 }
 
 t_gcc_O0() { build_and_unit gcc-O0 gcc "-O0 -g"; }
-t_gcc_O2() { build_and_unit gcc-O2 gcc "-O2 -g"; }
 t_gcc_O3() { build_and_unit gcc-O3 gcc "-O3 -g"; }
 t_clang_O2() { build_and_unit clang-O2 clang "-O2 -g"; }
 
