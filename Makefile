@@ -87,7 +87,7 @@ $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(B)/libcloister.a
 # Helpers run inside sandboxes by the tests; static so they need nothing bound.
 $(B)/tests/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -static $< -o $@
+	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -I. -static $< -o $@
 
 # LD_PRELOAD probes the tests put in front of cloister (tests/preload/).
 $(B)/tests/%.so: tests/preload/%.c
@@ -112,7 +112,7 @@ asan:
 # sandboxes: static.
 $(B)/bench/getppid $(B)/bench/blast: $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -static $< -o $@
+	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -I. -static $< -o $@
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $< -o $@

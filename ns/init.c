@@ -85,6 +85,35 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	return 0;
 }
 
+/* A failure of the vfork child, for init to send. The child shares init's
+ * memory until exec, so it writes its report here and _exits; init sends
+ * it as its own message once vfork returns. The supervisor accepts
+ * messages only from init's pid (SCM_CREDENTIALS), and after exec the
+ * command has the child's pid: a command holding a copy of init's socket
+ * must not be able to pass for it. Without a vfork (--as-pid-1) the
+ * child is init and sends directly. Written only by the child, read only
+ * after vfork returned (the child has exec'd or exited by then). */
+static struct {
+	uint32_t type;          /* 0: nothing to report */
+	int errnum;
+	char step[16];
+	char text[CL_ERROR_MSG_MAX];
+} cmd_report;
+
+_Noreturn static void cmd_fail(struct ns_child *c, uint32_t type, int errnum, const char *step,
+                               const char *text, int code)
+{
+	if (c->p->hooks.as_pid_1) {
+		ns_msg_send(c->sync_fd, type, errnum, 0, step, text);
+	} else {
+		cmd_report.errnum = errnum;
+		snprintf(cmd_report.step, sizeof(cmd_report.step), "%s", step);
+		snprintf(cmd_report.text, sizeof(cmd_report.text), "%s", text);
+		cmd_report.type = type;
+	}
+	_exit(code);
+}
+
 _Noreturn static void cmd_exec(struct ns_child *c)
 {
 	cl_error err = {0};
@@ -92,18 +121,16 @@ _Noreturn static void cmd_exec(struct ns_child *c)
 	int e;
 
 	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
-	if (cmd_prepare(c, &err) < 0) {
-		ns_msg_send(c->sync_fd, NS_MSG_SETUP_ERROR, err.errnum, 0, "command", err.msg);
-		_exit(125);
-	}
+	if (cmd_prepare(c, &err) < 0)
+		cmd_fail(c, NS_MSG_SETUP_ERROR, err.errnum, "command", err.msg, 125);
 	environ = c->envp;   /* execvp resolves with the sandbox's PATH */
 	ns_trace(c->trace, "command", "pre-exec");
 	execvp(c->exec_path, c->exec_argv);
 	e = errno;
 	snprintf(what, sizeof(what), "%s %s", c->p->hooks.exec_fail_code ? "execvp" : "executing",
 	         c->exec_path);
-	ns_msg_send(c->sync_fd, NS_MSG_EXEC_ERROR, e, 0, "exec", what);
-	_exit(c->p->hooks.exec_fail_code ? c->p->hooks.exec_fail_code : cl_exit_code_of_exec_errno(e));
+	cmd_fail(c, NS_MSG_EXEC_ERROR, e, "exec", what,
+	         c->p->hooks.exec_fail_code ? c->p->hooks.exec_fail_code : cl_exit_code_of_exec_errno(e));
 }
 
 /* ---- init (pid 1) ---- */
@@ -263,12 +290,17 @@ _Noreturn void ns_init_run(struct ns_child *c)
 		 * prepared before the vfork (argv, envp, seccomp programs, the
 		 * capability plan); it makes raw syscalls and writes only its
 		 * own stack, the command's environ and static buffers init
-		 * never reads. Errors go out with ns_msg_send, then _exit. */
+		 * never reads, except its failure report (cmd_report, then _exit). */
 		cmd_exec(c);
 	}
 
 	/* ===== init: pid 1, no exec from here on ===== */
 	ns_trace(c->trace, "init", "fork");
+	/* Before the loop: the supervisor sees the command's failure before
+	 * the exit status that follows it, as when the child sent it. */
+	if (cmd_report.type)
+		ns_msg_send(c->sync_fd, cmd_report.type, cmd_report.errnum, 0, cmd_report.step,
+		            cmd_report.text);
 	/* Keep only stdio, the sync socket, the lock and the signalfd: mount
 	 * trees and other setup fds must not outlive setup in a process the
 	 * command shares namespaces with. */

@@ -131,7 +131,15 @@ static void drain_sync(struct supervision *s)
 	/* Stops at an empty queue (-EAGAIN), EOF or an error; a malformed
 	 * message (-EPROTO) is dropped and the next one read. */
 	while (s->sync_fd >= 0) {
-		rc = ns_msg_recv_fd(s->sync_fd, &m, &fd);
+		pid_t from;
+		rc = ns_msg_recv_from(s->sync_fd, &m, &fd, &from);
+		if (rc > 0 && from != s->pid) {
+			/* Not sent by init (a command holding a copy of init's
+			 * socket): dropped, with any fd it carried. */
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
 		if (rc > 0)
 			handle_msg(s, &m, fd);
 		else if (rc != -EPROTO)
@@ -337,6 +345,13 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return cl_fail_errno(err, "creating the sync socket");
+	/* Before clone: every message the child sends carries its pid, so
+	 * drain_sync can tell init's messages from forged ones. */
+	if (setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &(int){1}, sizeof(int)) < 0) {
+		close(sv[0]);
+		close(sv[1]);
+		return cl_fail_errno(err, "setting up the sync socket");
+	}
 	c->sync_fd = sv[1];
 	c->pty_mask = ns_pty_stdio_mask(s->pty);
 	if (s->pty)

@@ -1,5 +1,6 @@
 /* The sync socket protocol (SOCK_SEQPACKET: one message per datagram, EOF
  * when every holder closed its end). */
+#define _GNU_SOURCE   /* struct ucred */
 #include "ns/sync.h"
 
 #include <errno.h>
@@ -74,13 +75,21 @@ int ns_msg_send_fd(int fd, uint32_t type, uint32_t id, int errnum, int status, i
 }
 
 /* Takes the first passed fd, closes any others (a peer must not be able to
- * fill our fd table). */
-static int take_fds(struct msghdr *mh)
+ * fill our fd table), and notes the sender's pid. */
+static int take_fds(struct msghdr *mh, pid_t *from)
 {
 	int got = -1;
 
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			*from = cr.pid;
+			continue;
+		}
+		if (c->cmsg_type != SCM_RIGHTS)
 			continue;
 		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (size_t i = 0; i < n; i++) {
@@ -95,16 +104,17 @@ static int take_fds(struct msghdr *mh)
 	return got;
 }
 
-int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd)
+int ns_msg_recv_from(int fd, struct ns_msg *m, int *passfd, pid_t *from)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * 4)];
+		char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 4)];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {.iov_base = m, .iov_len = sizeof(*m)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 	                    .msg_controllen = sizeof(u.buf)};
 	ssize_t n;
+	pid_t sender = 0;
 
 	*passfd = -1;
 	do
@@ -112,7 +122,9 @@ int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
-	*passfd = take_fds(&mh);
+	*passfd = take_fds(&mh, &sender);
+	if (from)
+		*from = sender;
 	if (n == 0)
 		return 0;
 	if (n != (ssize_t)sizeof(*m) || m->type < NS_MSG_SETUP_ERROR || m->type > NS_MSG_MAPS) {
@@ -126,6 +138,11 @@ int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd)
 	m->step[sizeof(m->step) - 1] = '\0';
 	m->text[sizeof(m->text) - 1] = '\0';
 	return 1;
+}
+
+int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd)
+{
+	return ns_msg_recv_from(fd, m, passfd, NULL);
 }
 
 int ns_msg_recv(int fd, struct ns_msg *m)

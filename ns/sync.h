@@ -5,6 +5,7 @@
 #define NS_SYNC_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "src/error.h"
 
@@ -45,5 +46,11 @@ int ns_msg_recv(int fd, struct ns_msg *m);
 /* Like ns_msg_recv, also returning an attached fd in *passfd (or -1). Any
  * extra fds are closed. */
 int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd);
+/* Like ns_msg_recv_fd, also returning the sender's pid as the kernel
+ * stamped it (SCM_CREDENTIALS; fd needs SO_PASSCRED set before anything
+ * was sent), or 0 when the message carries none. The parent accepts
+ * messages only from init's pid: the command may hold a copy of init's
+ * socket (a dumpable init, bwrap mode) but cannot send as init. */
+int ns_msg_recv_from(int fd, struct ns_msg *m, int *passfd, pid_t *from);
 
 #endif

@@ -40,12 +40,6 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	/* bwrap binds stdout's terminal on /dev/console (ttyname works inside). */
 	if (ttyname_r(1, p->hooks.console_tty, sizeof(p->hooks.console_tty)) != 0)
 		p->hooks.console_tty[0] = '\0';
-	/* --info-fd's child-pid (init with --unshare-pid) is a process whose
-	 * namespaces the caller joins (--userns/--pidns of a second bwrap):
-	 * /proc/PID/ns of a non-dumpable init would be root's. The kernel
-	 * still refuses the command a ptrace of init while init holds
-	 * capabilities the command lacks (cap subset rule). */
-	p->hooks.init_dumpable = true;
 	p->env = calloc(1, sizeof(char *));
 	if (!p->env)
 		return cl_fail(err, ENOMEM, "copying the environment");
@@ -254,6 +248,15 @@ static int finish(struct cl_bwrap *b, cl_error *err)
 	if (rc < 0)
 		return rc;
 	resolve_namespaces(b);
+	/* The child-pid that --info-fd/--json-status-fd publish (init with
+	 * --unshare-pid) is a process whose namespaces the caller joins
+	 * (--userns/--pidns of a second bwrap): /proc/PID/ns of a
+	 * non-dumpable init would be root's. Only then does init stay
+	 * dumpable, as bwrap's own: once init has dropped its capabilities
+	 * the command (same uid) can ptrace it, so init must hold nothing
+	 * the command may not have. Its sync socket is the one thing: the
+	 * supervisor accepts messages only from init's pid (ns/sync.h). */
+	b->p->hooks.init_dumpable = b->p->hooks.info_fd >= 0 || b->p->hooks.status_fd >= 0;
 	rc = resolve_caps(b, err);
 	return rc < 0 ? rc : resolve_cwd(b, err);
 }
