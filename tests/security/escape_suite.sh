@@ -7,7 +7,7 @@
 #                  listed in EXPECT with its reason);
 #   info wrappers: recorded only ("info" lines), never failing.
 # ESC_RESULTS=FILE appends one tab-separated row per run for the table in
-# docs/security.md (tests/security/escape_table.sh).
+# docs/security.md (tests/security/probes/escape_table.sh).
 source "$(dirname "$0")/../lib.sh"
 PROBE=$HELPERS/escprobe
 TTYRUN=(python3 "$TOP/tests/helpers/ttyrun.py")
