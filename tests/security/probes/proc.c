@@ -171,8 +171,8 @@ static int init_steal_fd(const struct ctx *c)
 
 static const struct probe probes[] = {
 	{"proc_kill_host", "host processes", C_HOST, "kill(2) a host process of the same user", kill_host},
-	{"proc_ptrace_host", "host processes", C_HOST, "PTRACE_SEIZE a host process of the same user", ptrace_host},
-	{"proc_vm_readv_host", "host processes", C_HOST, "process_vm_readv from a host process", vm_read_host},
+	{"proc_ptrace_host", "host processes", C_ROOT, "PTRACE_SEIZE a host process of the same user (host control as root only: for others Yama's ptrace_scope decides)", ptrace_host},
+	{"proc_vm_readv_host", "host processes", C_ROOT, "process_vm_readv from a host process (host control as root only: Yama, as above)", vm_read_host},
 	{"proc_pidfd_open_host", "host processes", C_HOST, "pidfd_open a host process", pidfd_host},
 	{"proc_root_of_host_pid", "host processes", C_HOST, "/proc/PID/root of a host process (its whole filesystem)", proc_root_host},
 	{"proc_environ_of_host_pid", "host processes", C_HOST, "/proc/PID/environ of a host process", proc_environ_host},

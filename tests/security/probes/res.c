@@ -15,7 +15,7 @@
 #include "probe.h"
 
 #define FORK_CEILING 4000   /* above the default RLIMIT_NPROC of 2048 */
-#define MEM_CEILING (1024L << 20)
+#define MEM_CEILING (512L << 20)   /* twice the --memory the suite sets */
 #define FILL_CEILING (1088L << 20)   /* above the default 1 GiB /tmp cap */
 #define FLOOD_BYTES (16L << 20)
 
@@ -102,7 +102,7 @@ static int output_flood(const struct ctx *c)
 
 static const struct probe probes[] = {
 	{"res_fork_bomb", "resources", C_HOST, "fork 4000 processes (host as root: no RLIMIT_NPROC)", fork_bomb},
-	{"res_memory_bomb", "resources", C_HOST, "allocate and touch 1 GiB", memory_bomb},
+	{"res_memory_bomb", "resources", C_HOST, "allocate and touch 512 MiB", memory_bomb},
 	{"res_tmpfs_fill", "resources", C_HOST, "write 1088 MiB to /tmp", tmpfs_fill},
 	{"res_output_flood", "resources", C_HOST, "write 16 MiB to stdout (the runner counts what reaches the caller)", output_flood},
 };
