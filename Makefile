@@ -48,6 +48,10 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 HELPER_SRC := $(wildcard tests/helpers/*.c)
 HELPER_BIN := $(HELPER_SRC:tests/helpers/%.c=$(B)/tests/%)
+# The escape probes (tests/security/escape_suite.sh): one static binary,
+# one named attack per argv, run inside sandboxes and on the bare host.
+PROBE_SRC := $(wildcard tests/security/probes/*.c)
+HELPER_BIN += $(B)/tests/escprobe
 PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
@@ -88,6 +92,10 @@ $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(B)/libcloister.a
 $(B)/tests/%: tests/helpers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu17 -O2 -Wall $(WERROR) -I. -static $< -o $@
+
+$(B)/tests/escprobe: $(PROBE_SRC) tests/security/probes/probe.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu17 -O2 -Wall -Wextra -Wno-unused-parameter $(WERROR) -static $(PROBE_SRC) -o $@
 
 # LD_PRELOAD probes the tests put in front of cloister (tests/preload/).
 $(B)/tests/%.so: tests/preload/%.c

@@ -233,8 +233,12 @@ static void probe_bounds(struct probe_result *r)
 	char tasks[96];
 
 	cl_check_cgroup(&cg);
+	/* A root caller's sandbox runs as an unprivileged host id (ns/idmap.c),
+	 * so the limit binds it too; only --host-root keeps the kernel's
+	 * exemption of host root. */
 	if (getuid() == 0)
-		snprintf(tasks, sizeof(tasks), "tasks unbounded (host root is exempt from RLIMIT_NPROC)");
+		snprintf(tasks, sizeof(tasks), "tasks <= %d (RLIMIT_NPROC, counted per sandbox; "
+		         "not with --host-root)", CL_DEFAULT_NPROC);
 	else
 		snprintf(tasks, sizeof(tasks), "tasks <= %d (RLIMIT_NPROC, counted per sandbox)",
 		         CL_DEFAULT_NPROC);

@@ -1,6 +1,8 @@
 #!/bin/bash
-# Hostile-command tests: the sandboxed command (or a planted symlink) must not
-# reach the host, its processes, its init, or writable host paths.
+# Hostile-command tests: a planted symlink must not redirect mounts, root
+# inside must not remount, the command must not kill its init. The attacks
+# on host processes, files, sockets, fds and init's /proc files are in the
+# escape-attempt suite (escape_suite.sh, tests/security/probes/).
 source "$(dirname "$0")/../lib.sh"
 SC=${CORE_SECCOMP:---seccomp=default}
 rw_id_probe
@@ -23,58 +25,14 @@ t_symlink_in_bind_cannot_redirect_mounts() {
 	assert_contains "$ERR" "creating mount point /w/abs/evil" "message"
 }
 
-t_init_is_not_inspectable() {
-	clr run "$SC" -- sh -c 'cat /proc/1/environ >/dev/null 2>&1 && echo env-readable; ls /proc/1/root/ >/dev/null 2>&1 && echo root-visible; readlink /proc/1/fd/0 >/dev/null 2>&1 && echo fds-visible; readlink /proc/1/cwd >/dev/null 2>&1 && echo cwd-visible; echo done'
-	assert_eq done "$OUT" "init must be non-dumpable"
-}
-
 t_root_inside_cannot_remount() {
 	clr run "$SC" --uid 0 -- sh -c 'mount -o remount,rw /usr 2>/dev/null && echo remounted; umount /proc/sys 2>/dev/null && echo unmounted; touch /usr/.x 2>/dev/null && echo wrote; echo done'
 	assert_eq done "$OUT" "no capability may survive"
 }
 
-t_host_abstract_socket_unreachable() {
-	local name="cloister-test-$$-$RANDOM"
-	python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind("\0"+sys.argv[1]); s.listen(); open("up","w").close(); time.sleep(3600)' "$name" &
-	local py=$!
-	wait_until test -e up || fail "host listener did not start"
-	# Positive control: the socket is reachable from the host.
-	python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect("\0"+sys.argv[1])' "$name" ||
-		{ kill $py; fail "host cannot reach its own abstract socket"; }
-	clr run "$SC" -- python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX)
-try:
-    s.connect("\0"+sys.argv[1]); print("connected")
-except OSError as e: print("refused", e.errno)' "$name"
-	kill $py 2>/dev/null; wait $py 2>/dev/null
-	assert_contains "$OUT" "refused" "abstract socket must be in another netns"
-}
-
-t_host_loopback_unreachable() {
-	python3 -c 'import socket,time,os; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(64); open("port.tmp","w").write(str(s.getsockname()[1])); os.rename("port.tmp","port"); time.sleep(3600)' &
-	local py=$!
-	wait_until test -s port || fail "host listener did not start"
-	# Positive control: the listener is up and reachable from the host.
-	python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=60)' "$(cat port)" ||
-		{ kill $py; fail "host cannot reach its own listener"; }
-	clr run "$SC" -- python3 -c 'import socket,sys
-try:
-    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=120); print("connected")
-except ConnectionRefusedError: print("refused")
-except OSError as e: print("unexpected: %r" % e)' "$(cat port)"
-	kill $py 2>/dev/null; wait $py 2>/dev/null
-	assert_eq refused "$OUT" "host loopback must be unreachable"
-}
-
-t_cannot_signal_supervisor() {
-	clr run "$SC" -- sh -c "kill -0 $$ 2>/dev/null && echo visible; kill -9 1 2>/dev/null; echo alive"
-	assert_eq alive "$OUT" "host pids invisible and init unkillable from inside"
-}
-
-t_fds_not_leaked() {
-	exec 7</etc/passwd
-	clr run "$SC" -- sh -c 'ls /proc/self/fd | tr "\n" " "'
-	exec 7<&-
-	assert_eq "0 1 2 3 " "$OUT" "only stdio (and ls's own dir fd) inside"
+t_init_unkillable_from_inside() {
+	clr run "$SC" -- sh -c "kill -9 1 2>/dev/null; echo alive"
+	assert_eq alive "$OUT" "init unkillable from inside"
 }
 
 run_tests
