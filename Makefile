@@ -20,7 +20,7 @@ WARN := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wstrict-prototypes \
 # not every backend needs every argument.
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -fno-strict-overflow
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. \
+ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. -DCL_NATIVE=1 \
               $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
@@ -35,7 +35,7 @@ else
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp)
 endif
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c ns/*.c seccomp/*.c cgroups/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no
 # cache at launch): the generator links the profile code and libseccomp,

@@ -15,6 +15,7 @@
 #include "src/cli.h"
 #include "src/cli_bwrap.h"
 #include "src/executor.h"
+#include "src/runtime.h"
 #include "src/policy_json.h"
 #include "src/sandbox/cli.h"
 #include "src/state/store.h"
@@ -91,7 +92,7 @@ static int cmd_run(int argc, char **argv)
 		return json ? 0 : EXIT_SETUP;
 	}
 	cl_status_init(&st);
-	rc = cl_native_executor.run(&p, &st, &err);
+	rc = cl_runtime_run(&p, &st, &err);
 	if (rc < 0) {
 		cl_error_print(&err);
 		st.exit_code = EXIT_SETUP;

@@ -118,7 +118,8 @@ int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)
 			 * merged-/usr hosts have /bin -> usr/bin; a symlink is
 			 * cheaper than a second mount of the same tree. */
 			ok = ok && cl_policy_add_mount(p, CL_MNT_BIND, sys_dirs[i], sys_dirs[i],
-			                               CL_MF_RO | CL_MF_TRY | CL_MF_KEEP_SYMLINK);
+			                               CL_MF_RO | CL_MF_TRY | CL_MF_KEEP_SYMLINK |
+			                               CL_MF_HOST_SYSTEM);
 		}
 	}
 	ok = ok && cl_policy_add_mount(p, CL_MNT_PROC, NULL, "/proc", 0);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "src/executor.h"
+#include "src/runtime.h"
 #include "src/fdio.h"
 
 /* What the helper sends back: fixed-size, no pointers but the runtime
@@ -94,7 +95,7 @@ static void __attribute__((noreturn)) helper(const struct cl_policy *p, int out,
 		_exit(125);
 	memset(&rep, 0, sizeof(rep));
 	cl_status_init(&rep.st);
-	rep.rc = cl_native_executor.run(p, &rep.st, &rep.err);
+	rep.rc = cl_runtime_run(p, &rep.st, &rep.err);
 	if (cl_write_all(report_fd, &rep, sizeof(rep)) < 0)
 		_exit(125);
 	_exit(0);
