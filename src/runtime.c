@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "src/runtime.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,6 +84,10 @@ static int run_docker_or_native(const struct cl_policy *p, struct cl_status *st,
 	if (cl_docker_executor.available(p, &why) == 0)
 		return cl_executor_run(&cl_docker_executor, p, st, err);
 	reason(msg, sizeof(msg), &why);
+	/* Published ports with the network allowed exist only on docker. */
+	if (p->n_ports && !(p->ns_flags & CLONE_NEWNET))
+		return cl_fail(err, 0, "--runtime docker: %s; native cannot publish ports with the "
+		               "network allowed, so there is no fallback", msg);
 	/* Smithers' behaviour: an explicit docker request with no daemon runs
 	 * natively, said out loud and recorded in the status. */
 	fprintf(stderr, "cloister: warning: --runtime docker: %s; running on the native "

@@ -90,10 +90,10 @@ static int tmpfs_entry(const struct cl_mount *m, json_t *tmpfs, cl_error *err)
 {
 	char opts[96];
 
-	snprintf(opts, sizeof(opts), "rw,nosuid,nodev%s%llu", m->size ? ",size=" : "",
+	snprintf(opts, sizeof(opts), "rw,exec,nosuid,nodev%s%llu", m->size ? ",size=" : "",
 	         (unsigned long long)m->size);
 	if (!m->size)
-		snprintf(opts, sizeof(opts), "rw,nosuid,nodev");
+		snprintf(opts, sizeof(opts), "rw,exec,nosuid,nodev");
 	if (m->mode != (mode_t)-1 && m->mode != 0) {
 		size_t l = strlen(opts);
 		snprintf(opts + l, sizeof(opts) - l, ",mode=%o", (unsigned)m->mode);
@@ -227,7 +227,11 @@ json_t *cl_docker_body(const struct cl_policy *p, const char *seccomp, cl_error 
 		return NULL;
 	top = json_object();
 	host = json_object();
-	snprintf(user, sizeof(user), "%u:%u", (unsigned)p->uid, (unsigned)p->gid);
+	/* A caller who is not root runs as itself: docker has no user
+	 * namespace here, so "root inside" would be host root on the binds.
+	 * Root's sandbox keeps its inside ids, without any capability. */
+	snprintf(user, sizeof(user), "%u:%u", getuid() ? (unsigned)p->host_uid : (unsigned)p->uid,
+	         getuid() ? (unsigned)p->host_gid : (unsigned)p->gid);
 	json_object_set_new(top, "Image", json_string(cl_docker_image(p)));
 	json_object_set_new(top, "Cmd", strv_json(p->argv));
 	/* The image's ENTRYPOINT would run first: the policy's command only. */
