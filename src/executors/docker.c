@@ -82,27 +82,6 @@ static int create_container(struct dock *d, const struct cl_policy *p, cl_error 
 	return rc;
 }
 
-static int docker_create(const struct cl_policy *p, void **state, cl_error *err)
-{
-	struct dock *d = calloc(1, sizeof(*d));
-	int rc;
-
-	if (!d)
-		return cl_fail(err, ENOMEM, "docker executor");
-	d->attach_fd = -1;
-	d->sig_fd = -1;
-	d->sock = cl_docker_socket(err);
-	rc = d->sock ? make_name(d, err) : cl_error_code(err);
-	if (rc == 0)
-		rc = create_container(d, p, err);
-	if (rc < 0) {
-		free(d);
-		return rc;
-	}
-	*state = d;
-	return 0;
-}
-
 /* Cancels (SIGINT, SIGTERM, SIGHUP) arrive on a signalfd, so the relay
  * loop can remove the container before cloister exits. */
 static int block_signals(struct dock *d, cl_error *err)
@@ -118,6 +97,35 @@ static int block_signals(struct dock *d, cl_error *err)
 	d->mask_set = true;
 	d->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	return d->sig_fd < 0 ? cl_fail_errno(err, "creating a signalfd") : 0;
+}
+
+static int docker_create(const struct cl_policy *p, void **state, cl_error *err)
+{
+	struct dock *d = calloc(1, sizeof(*d));
+	int rc;
+
+	if (!d)
+		return cl_fail(err, ENOMEM, "docker executor");
+	d->attach_fd = -1;
+	d->sig_fd = -1;
+	d->sock = cl_docker_socket(err);
+	rc = d->sock ? make_name(d, err) : cl_error_code(err);
+	/* Cancels are held before the container exists: from its creation on,
+	 * a SIGTERM must reach the loop that removes it, never end us first. */
+	if (rc == 0)
+		rc = block_signals(d, err);
+	if (rc == 0)
+		rc = create_container(d, p, err);
+	if (rc < 0) {
+		if (d->sig_fd >= 0)
+			close(d->sig_fd);
+		if (d->mask_set)
+			sigprocmask(SIG_SETMASK, &d->old_mask, NULL);
+		free(d);
+		return rc;
+	}
+	*state = d;
+	return 0;
 }
 
 /* Start failures that mean the command itself: 127 not found, 126 not
@@ -273,14 +281,13 @@ static int docker_execute(void *state, const struct cl_policy *p, struct cl_stat
 {
 	struct dock *d = state;
 	char path[192];
-	double t0 = now_ms();
-	int rc;
+	double t0;
+	int rc = 0;
 
 	st->runtime = "docker";
-	rc = block_signals(d, err);
 	/* Attach before start: the stream then holds all the output. */
 	snprintf(path, sizeof(path), "/containers/%s/attach?stream=1&stdout=1&stderr=1", d->id);
-	if (rc == 0 && (d->attach_fd = uh_hijack(d->sock, path, err)) < 0)
+	if ((d->attach_fd = uh_hijack(d->sock, path, err)) < 0)
 		rc = d->attach_fd;
 	if (rc == 0)
 		rc = start_container(d, st, err);

@@ -21,6 +21,29 @@ no_userns() {
 
 # --- resolution without a daemon (every user) -------------------------
 
+# A Smithers-shaped spec in $T_TMP/spec.json: command, runtime, extra members.
+spec() {
+	mkdir -p "$T_TMP/req"
+	python3 - "$T_TMP" "$1" "$2" "${3:-}" >"$T_TMP/spec.json" <<'PY'
+import json, sys
+tmp, cmd, rt, extra = sys.argv[1:5]
+s = {"runId": "r1", "sandboxId": "s1", "rootDir": tmp, "command": cmd, "runtime": rt,
+     "requestBundlePath": tmp + "/req"}
+if extra:
+    s.update(json.loads("{" + extra + "}"))
+print(json.dumps(s))
+PY
+}
+event_types() { "$CL" events r1 --root "$T_TMP" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))'; }
+
+t_spec_runtime_docker_without_daemon_records_the_fallback() {
+	spec 'echo "{\"status\":\"finished\",\"outputs\":1}"' docker
+	DOCKER_HOST=unix://$T_TMP/no.sock clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_contains "$(event_types)" "SandboxRuntimeFallback" events
+	assert_contains "$("$CL" events r1 --root "$T_TMP")" '"reason":"docker unavailable' "event reason"
+}
+
 t_explicit_docker_without_daemon_runs_native_with_warning() {
 	DOCKER_HOST=unix://$T_TMP/no.sock clr run --runtime docker --json-status "$T_TMP/st.json" -- sh -c 'echo ran'
 	assert_eq 0 "$RC" "exit ($ERR)"
@@ -220,6 +243,19 @@ t_docker_read_only_root_and_tmpfs_tmp() {
 	dk -- sh -c 'touch /x 2>/dev/null && echo root-writable; touch /tmp/x && echo tmp-ok; grep " /tmp " /proc/mounts | cut -d" " -f3'
 	assert_eq "tmp-ok
 tmpfs" "$OUT" "root ro, /tmp tmpfs ($ERR)"
+}
+
+t_spec_runtime_docker_runs_in_a_container() {
+	local pid
+	docker_up
+	echo hello >"$T_TMP/req/in.txt" 2>/dev/null || { mkdir -p "$T_TMP/req"; echo hello >"$T_TMP/req/in.txt"; }
+	spec 'test "$(cat in.txt)" = hello || exit 9; touch in.txt 2>/dev/null && exit 8; echo r >/result/r.txt || exit 7; grep -q docker-init /proc/1/cmdline || exit 6; echo "{\"status\":\"finished\",\"outputs\":{\"a\":1}}"' docker "\"image\":\"$IMAGE\""
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "exit ($ERR $OUT)"
+	assert_eq "finished 1 docker" "$(py 'j["status"]+" "+str(j["output"]["a"])+" "+j["execution"]["runtime"]' <<<"$OUT")" result
+	assert_eq r "$(cat "$T_TMP/.smithers/sandboxes/r1/s1/result/r.txt")" "written to /result"
+	assert_contains "$("$CL" events r1 --root "$T_TMP")" '"runtime":"docker"' events
+	assert_eq "" "$(docker ps -aq --filter label=org.cloister.executor=docker --filter name=cloister-)" "containers left"
 }
 
 t_auto_runs_docker_where_native_cannot() {
