@@ -8,9 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#if CL_NATIVE
 #include "ns/caps.h"
+#else
+#include "src/executors/docker_body.h"
+#endif
 #include "src/cli.h"
 #include "src/parse.h"
 #include "src/runtime.h"
@@ -245,11 +250,33 @@ static int parse_limit(int c, const char *v, struct cl_policy *p, cl_error *err)
 	}
 }
 
+#if CL_NATIVE
+static int caps_parse(const char *name, uint64_t *mask)
+{
+	return ns_caps_parse(name, mask);
+}
+#else
+/* Without libcap (NATIVE=0): the names docker knows, CAP_ optional. */
+static int caps_parse(const char *name, uint64_t *mask)
+{
+	const char *n;
+
+	*mask = 0;
+	for (unsigned c = 0; (n = cl_docker_cap_name(c)); c++) {
+		if (strcasecmp(name, "ALL") == 0)
+			*mask |= 1ULL << c;
+		else if (strcasecmp(name, n) == 0 || strcasecmp(name, n + 4) == 0)
+			*mask = 1ULL << c;
+	}
+	return *mask ? 0 : -EINVAL;
+}
+#endif
+
 static int parse_caps(int c, const char *v, struct cl_policy *p, cl_error *err)
 {
 	uint64_t mask;
 
-	if (ns_caps_parse(v, &mask) < 0)
+	if (caps_parse(v, &mask) < 0)
 		return cl_fail(err, 0, "%s '%s': unknown capability", c == O_CAP_ADD ? "--cap-add" : "--cap-drop", v);
 	if (c == O_CAP_ADD)
 		p->caps_keep |= mask;

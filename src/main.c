@@ -9,11 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if CL_NATIVE
 #include "cgroups/cgroup.h"
 #include "seccomp/cli.h"
+#include "src/cli_bwrap.h"
+#endif
 #include "src/check.h"
 #include "src/cli.h"
-#include "src/cli_bwrap.h"
 #include "src/executor.h"
 #include "src/runtime.h"
 #include "src/policy_json.h"
@@ -120,6 +122,26 @@ static bool bwrap_mode(int argc, char **argv)
 	       strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--version") != 0;
 }
 
+/* Commands of the native runtime: in a NATIVE=0 build, refused by name.
+ * The macros there only let the one command table compile: native_only
+ * refuses before any of them is reached. */
+#if CL_NATIVE
+static bool native_only(const char *cmd)
+{
+	return false;
+}
+#else
+static bool native_only(const char *cmd)
+{
+	fprintf(stderr, "cloister: %s needs the native runtime, which this build does not have "
+	        "(built with NATIVE=0)\n", cmd);
+	return true;
+}
+#define cl_bwrap_main(c, v) EXIT_SETUP
+#define sc_cli_main(c, v) EXIT_SETUP
+#define cg_gc_main(c, v) EXIT_SETUP
+#endif
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -127,7 +149,7 @@ int main(int argc, char **argv)
 	if (refuse_setuid() < 0)
 		return EXIT_SETUP;
 	if (bwrap_mode(argc, argv))
-		return cl_bwrap_main(argc, argv);
+		return native_only("bwrap") ? EXIT_SETUP : cl_bwrap_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_SETUP;
@@ -136,9 +158,9 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "bwrap") == 0)
-		return cl_bwrap_main(argc - 1, argv + 1);
+		return native_only("bwrap") ? EXIT_SETUP : cl_bwrap_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "seccomp") == 0)
-		return sc_cli_main(argc - 1, argv + 1);
+		return native_only("seccomp") ? EXIT_SETUP : sc_cli_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cl_check_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "sandbox") == 0)
@@ -151,7 +173,7 @@ int main(int argc, char **argv)
 		return st_cli_events_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0) {
 		st_gc_reconcile_cwd();
-		return cg_gc_main(argc - 1, argv + 1);
+		return native_only("gc") ? EXIT_SETUP : cg_gc_main(argc - 1, argv + 1);
 	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cloister %s\n", CL_VERSION);

@@ -88,6 +88,10 @@ static int run_docker_or_native(const struct cl_policy *p, struct cl_status *st,
 	if (p->n_ports && !(p->ns_flags & CLONE_NEWNET))
 		return cl_fail(err, 0, "--runtime docker: %s; native cannot publish ports with the "
 		               "network allowed, so there is no fallback", msg);
+#if !CL_NATIVE
+	return cl_fail(err, 0, "--runtime docker: %s; this build has no native runtime to fall "
+	               "back to (NATIVE=0)", msg);
+#endif
 	/* Smithers' behaviour: an explicit docker request with no daemon runs
 	 * natively, said out loud and recorded in the status. */
 	fprintf(stderr, "cloister: warning: --runtime docker: %s; running on the native "
@@ -103,18 +107,22 @@ static int run_auto(const struct cl_policy *p, struct cl_status *st, cl_error *e
 {
 	char why_native[200], why_docker[200], why_cp[160];
 	cl_error e = {0};
+#if CL_NATIVE
 	int rc = run_native(p, st, err);
 
-#if CL_NATIVE
 	if (rc != CL_ERR_NO_NAMESPACES)
 		return rc;
+#else
+	run_native(p, st, err);   /* only says why not */
 #endif
 	reason(why_native, sizeof(why_native), err);
 	if (cl_docker_executor.available(p, &e) == 0) {
 		snprintf(st->fallback, sizeof(st->fallback), "native unavailable (%s): ran docker",
 		         why_native);
-		fprintf(stderr, "cloister: note: native runtime unavailable (%s); using docker\n",
-		        why_native);
+		/* A NATIVE=0 build has only docker and codeplane: no news. */
+		if (CL_NATIVE)
+			fprintf(stderr, "cloister: note: native runtime unavailable (%s); using docker\n",
+			        why_native);
 		memset(err, 0, sizeof(*err));
 		return cl_executor_run(&cl_docker_executor, p, st, err);
 	}

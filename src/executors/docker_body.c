@@ -256,7 +256,9 @@ json_t *cl_docker_body(const struct cl_policy *p, const char *seccomp, cl_error 
 	json_object_set_new(host, "SecurityOpt", sec);
 	if (p->no_new_privs)
 		json_array_append_new(sec, json_string("no-new-privileges:true"));
-	if (asprintf(&opt, "seccomp=%s", seccomp) < 0)
+	if (!seccomp)
+		;  /* docker's own default profile (NATIVE=0, docker_seccomp.c) */
+	else if (asprintf(&opt, "seccomp=%s", seccomp) < 0)
 		rc = cl_fail(err, ENOMEM, "docker seccomp option");
 	else
 		json_array_append_new(sec, json_string(opt));

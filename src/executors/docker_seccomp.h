@@ -5,7 +5,8 @@
 #include "src/error.h"
 #include "src/policy.h"
 
-/* *out: "unconfined" or the Docker profile JSON; caller frees. */
+/* *out: "unconfined", the Docker profile JSON, or NULL for docker's own
+ * default (NATIVE=0 only); caller frees. */
 int cl_docker_seccomp(const struct cl_policy *p, char **out, cl_error *err);
 
 #endif
