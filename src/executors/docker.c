@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -209,6 +210,23 @@ static double now_ms(void)
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* One read of our stdin into the container's. Returns the fd to keep
+ * polling: 0 (stdin), or -1 once it ended (EOF, or an stdin we cannot
+ * read): then the write side of the stream is shut, which closes the
+ * container's stdin (StdinOnce). A command that does not read its stdin
+ * is never held up by it. */
+static int relay_stdin(int attach_fd, unsigned char *buf, size_t len)
+{
+	ssize_t n = read(0, buf, len);
+
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 0;
+	if (n > 0 && cl_write_all(attach_fd, buf, (size_t)n) == 0)
+		return 0;
+	shutdown(attach_fd, SHUT_WR);
+	return -1;
+}
+
 /* Output until the stream ends (the container exited), the deadline
  * passes or a cancel arrives; the last two remove the container. */
 static int relay_until_exit(struct dock *d, const struct cl_policy *p, struct cl_status *st,
@@ -216,16 +234,18 @@ static int relay_until_exit(struct dock *d, const struct cl_policy *p, struct cl
 {
 	struct relay r = {.limit = p->output_limit};
 	unsigned char buf[65536];
+	int in_fd = 0;
 
 	for (;;) {
-		struct pollfd pf[2] = {{.fd = d->attach_fd, .events = POLLIN},
-		                       {.fd = d->sig_fd, .events = POLLIN}};
+		struct pollfd pf[3] = {{.fd = d->attach_fd, .events = POLLIN},
+		                       {.fd = d->sig_fd, .events = POLLIN},
+		                       {.fd = in_fd, .events = POLLIN}};
 		int wait = -1;
 		if (p->timeout_ms) {
 			double left = (double)p->timeout_ms - (now_ms() - t0);
 			wait = left <= 0 ? 0 : (int)left + 1;
 		}
-		int n = poll(pf, 2, wait);
+		int n = poll(pf, in_fd >= 0 ? 3 : 2, wait);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -243,6 +263,8 @@ static int relay_until_exit(struct dock *d, const struct cl_policy *p, struct cl
 				break;
 			}
 		}
+		if (in_fd >= 0 && (pf[2].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
+			in_fd = relay_stdin(d->attach_fd, buf, sizeof(buf));
 		if (pf[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			ssize_t got = read(d->attach_fd, buf, sizeof(buf));
 			if (got < 0 && errno == EINTR)
@@ -286,7 +308,7 @@ static int docker_execute(void *state, const struct cl_policy *p, struct cl_stat
 
 	st->runtime = "docker";
 	/* Attach before start: the stream then holds all the output. */
-	snprintf(path, sizeof(path), "/containers/%s/attach?stream=1&stdout=1&stderr=1", d->id);
+	snprintf(path, sizeof(path), "/containers/%s/attach?stream=1&stdin=1&stdout=1&stderr=1", d->id);
 	if ((d->attach_fd = uh_hijack(d->sock, path, err)) < 0)
 		rc = d->attach_fd;
 	if (rc == 0)

@@ -241,6 +241,11 @@ json_t *cl_docker_body(const struct cl_policy *p, const char *seccomp, cl_error 
 	json_object_set_new(top, "User", json_string(user));
 	if (p->hostname)
 		json_object_set_new(top, "Hostname", json_string(p->hostname));
+	/* stdin is relayed as native passes it on; StdinOnce closes the
+	 * container's stdin when ours ends. */
+	json_object_set_new(top, "OpenStdin", json_true());
+	json_object_set_new(top, "StdinOnce", json_true());
+	json_object_set_new(top, "AttachStdin", json_true());
 	json_object_set_new(top, "AttachStdout", json_true());
 	json_object_set_new(top, "AttachStderr", json_true());
 	json_object_set_new(top, "Labels", json_pack("{s:s}", "org.cloister.executor", "docker"));

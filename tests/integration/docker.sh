@@ -124,6 +124,12 @@ t_docker_command_code_125_is_not_a_docker_failure() {
 	assert_eq 126 "$RC" "not executable ($ERR)"
 }
 
+t_docker_stdin_is_relayed() {
+	docker_up
+	assert_eq 5000 "$(seq 5000 | "$CL" run --runtime docker -- wc -l)" "lines through stdin"
+	assert_eq "" "$("$CL" run --runtime docker -- cat </dev/null)" "empty stdin ends"
+}
+
 t_docker_oom_is_137_and_oom_killed() {
 	dk --memory 32m --memory-swap 32m --json-status "$T_TMP/st.json" -- \
 		sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
