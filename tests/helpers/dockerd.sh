@@ -3,7 +3,8 @@
 # starts Debian's dockerd unless a daemon already answers on the socket,
 # and imports the test image (a static busybox, no registry needed).
 #   dockerd.sh up IMAGE     prints nothing on success; the log is under $DOCKERD_DIR
-#   dockerd.sh down         stops the dockerd this script started (by its pid file)
+#   dockerd.sh down         stops the dockerd this script started (by its pid file);
+#                           one that was already running is left alone
 set -eu
 DOCKERD_DIR=${DOCKERD_DIR:-/tmp/cloister-dockerd}
 SOCK=/var/run/docker.sock
@@ -61,8 +62,16 @@ up)
 	import_image "${2:?image name}"
 	;;
 down)
-	[ -s "$DOCKERD_DIR/pid" ] && kill "$(cat "$DOCKERD_DIR/pid")" 2>/dev/null || true
-	rm -f "$DOCKERD_DIR/pid"
+	# Only a daemon this script started (its pid file), and only once it
+	# has exited (its containerd goes with it) is it reported down.
+	if [ -s "$DOCKERD_DIR/pid" ]; then
+		pid=$(cat "$DOCKERD_DIR/pid")
+		if kill "$pid" 2>/dev/null; then
+			for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -0 "$pid" 2>/dev/null && { echo "dockerd.sh: dockerd $pid did not stop" >&2; exit 1; }
+		fi
+		rm -f "$DOCKERD_DIR/pid"
+	fi
 	;;
 *) echo "usage: dockerd.sh up IMAGE | down" >&2; exit 2 ;;
 esac

@@ -257,16 +257,32 @@ tmpfs" "$OUT" "root ro, /tmp tmpfs ($ERR)"
 }
 
 t_spec_runtime_docker_runs_in_a_container() {
-	local pid
+	local before
 	docker_up
 	echo hello >"$T_TMP/req/in.txt" 2>/dev/null || { mkdir -p "$T_TMP/req"; echo hello >"$T_TMP/req/in.txt"; }
+	before=$(docker ps -aq --filter label=org.cloister.executor=docker | sort)
 	spec 'test "$(cat in.txt)" = hello || exit 9; touch in.txt 2>/dev/null && exit 8; echo r >/result/r.txt || exit 7; echo "{\"status\":\"finished\",\"outputs\":{\"a\":1}}"' docker "\"image\":\"$IMAGE\""
 	clr sandbox run --spec "$T_TMP/spec.json" --json
 	assert_eq 0 "$RC" "exit ($ERR $OUT)"
 	assert_eq "finished 1 docker" "$(py 'j["status"]+" "+str(j["output"]["a"])+" "+j["execution"]["runtime"]' <<<"$OUT")" result
 	assert_eq r "$(cat "$T_TMP/.smithers/sandboxes/r1/s1/result/r.txt")" "written to /result"
 	assert_contains "$("$CL" events r1 --root "$T_TMP")" '"runtime":"docker"' events
-	assert_eq "" "$(docker ps -aq --filter label=org.cloister.executor=docker --filter name=cloister-)" "containers left"
+	assert_eq "" "$(comm -13 <(echo "$before") <(docker ps -aq --filter label=org.cloister.executor=docker | sort))" "containers left by this run"
+}
+
+t_spec_runtime_docker_cancel_removes_the_container() {
+	local before pid rc new
+	docker_up
+	before=$(docker ps -aq --filter label=org.cloister.executor=docker | sort)
+	new() { comm -13 <(echo "$before") <(docker ps -aq --filter label=org.cloister.executor=docker | sort); }
+	spec 'sleep 60' docker "\"image\":\"$IMAGE\""
+	"$CL" sandbox run --spec "$T_TMP/spec.json" --json >"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!
+	wait_until sh -c "[ -n \"\$(docker ps -q --filter label=org.cloister.executor=docker --filter status=running | grep -vxF '$before')\" ]" ||
+		fail "the container never ran ($(cat "$T_TMP/err"))"
+	kill -TERM $pid; wait $pid; rc=$?
+	assert_eq 143 "$rc" "cancelled run's exit ($(cat "$T_TMP/err"))"
+	assert_eq "" "$(new)" "containers left by the cancelled run"
 }
 
 t_auto_runs_docker_where_native_cannot() {
@@ -313,3 +329,5 @@ t_same_isolation_on_native_and_docker() {
 fi
 
 run_tests
+# A daemon the suite started goes with it (one already running stays).
+if is_root; then bash "$TOP/tests/helpers/dockerd.sh" down; fi

@@ -73,3 +73,5 @@ t_auto_without_daemon_names_every_reason() {
 }
 
 run_tests
+# A daemon the suite started goes with it (one already running stays).
+if is_root; then bash "$TOP/tests/helpers/dockerd.sh" down; fi
