@@ -17,6 +17,7 @@
 #include "src/executor.h"
 #include "src/executors/docker_api.h"
 #include "src/executors/docker_body.h"
+#include "src/executors/docker_gc.h"
 #include "src/executors/docker_seccomp.h"
 #include "src/executors/uhttp.h"
 #include "src/fdio.h"
@@ -66,6 +67,11 @@ static int create_container(struct dock *d, const struct cl_policy *p, cl_error 
 	free(seccomp);
 	if (!body)
 		return cl_error_code(err);
+	/* Whose container this is, for `cloister gc` should we be killed. */
+	if (cl_docker_owner_labels(json_object_get(body, "Labels"), err) < 0) {
+		json_decref(body);
+		return cl_error_code(err);
+	}
 	snprintf(path, sizeof(path), "/containers/create?name=%s", d->name);
 	rc = cl_docker_call(d->sock, "POST", path, body, API_MS, &status, &resp, err);
 	json_decref(body);

@@ -203,6 +203,26 @@ t_docker_timeout_removes_the_container() {
 	assert_eq "" "$(containers_of $pid)" "container left after the timeout"
 }
 
+t_gc_removes_only_containers_of_killed_runs() {
+	local dead live
+	docker_up
+	"$CL" run --runtime docker -- sleep 60 >/dev/null 2>&1 &
+	dead=$!
+	"$CL" run --runtime docker -- sleep 60 >/dev/null 2>&1 &
+	live=$!
+	wait_until sh -c "[ -n \"\$(docker ps -q --filter name=^cloister-$dead-)\" ] && [ -n \"\$(docker ps -q --filter name=^cloister-$live-)\" ]" ||
+		fail "the containers never ran"
+	kill -KILL $dead; wait $dead 2>/dev/null
+	[ -n "$(containers_of $dead)" ] || fail "SIGKILL of cloister removed its container (nothing for gc to do)"
+	clr gc
+	assert_eq 0 "$RC" "gc ($ERR)"
+	assert_contains "$OUT" "cloister gc: removed 1 stale container"
+	assert_eq "" "$(containers_of $dead)" "the killed run's container"
+	[ -n "$(docker ps -q --filter name=^cloister-$live-)" ] || fail "gc removed a live run's container"
+	kill -TERM $live; wait $live
+	assert_eq "" "$(containers_of $live)" "the live run's container after its cancel"
+}
+
 t_docker_volumes_ro_and_rw() {
 	mkdir -p "$T_TMP/ro" "$T_TMP/rw"; echo data >"$T_TMP/ro/f"
 	dk --ro "$T_TMP/ro:/data" --rw "$T_TMP/rw:/out" -- sh -c \
