@@ -1,13 +1,13 @@
 #!/bin/bash
 # The NATIVE=0 build: no native runtime, no libseccomp/libcap/libmnl, only
 # the fallback executors. Builds it in its own object tree
-# (build/native0) and runs the fallback path with it against the real
+# (build/matrix/native0) and runs the fallback path with it against the real
 # dockerd of tests/helpers/dockerd.sh. Root pass only: it builds from the
 # sources (the unprivileged pass runs on a copy without them) and starts
 # dockerd.
 source "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || exit 0
-N0=$TOP/build/native0
+N0=$TOP/build/matrix/native0   # build/matrix: the main build does not read its .d files
 IMAGE=cloister-test/busybox:1
 export CLOISTER_DOCKER_IMAGE=$IMAGE
 py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
