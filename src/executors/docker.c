@@ -325,6 +325,9 @@ static int docker_execute(void *state, const struct cl_policy *p, struct cl_stat
 	if (rc == 0)
 		rc = wait_exit(d, st, err);
 	st->wall_ms = now_ms() - t0;
+	if (st->output_truncated)
+		fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
+		        "was discarded\n", (unsigned long long)p->output_limit);
 	return rc > 0 ? 0 : rc;
 }
 

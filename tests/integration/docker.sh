@@ -130,6 +130,27 @@ t_docker_stdin_is_relayed() {
 	assert_eq "" "$("$CL" run --runtime docker -- cat </dev/null)" "empty stdin ends"
 }
 
+t_docker_output_limit() {
+	dk --output-limit 10 --json-status "$T_TMP/st.json" -- seq 1000
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_eq "$(seq 5)" "$OUT" "first 10 bytes only"
+	assert_eq True "$(py 'j["output_truncated"]' <"$T_TMP/st.json")" output_truncated
+	assert_contains "$ERR" "output cut at 10 bytes"
+}
+
+t_docker_tmpfs_workdir_hostname_swap() {
+	dk --tmpfs /scratch:size=8m -w /scratch --hostname box -- sh -c \
+		'pwd; hostname; grep " /scratch " /proc/mounts | cut -d" " -f3,4'
+	assert_eq "/scratch
+box
+tmpfs rw,nosuid,nodev,relatime,size=8192k" "$OUT" "tmpfs, workdir, hostname ($ERR)"
+	# v2 counts swap alone (0), v1 memory plus swap (= memory).
+	dk --memory 64m --memory-swap 0 -- sh -c \
+		'if [ -f /sys/fs/cgroup/memory.swap.max ]; then echo "v2 $(cat /sys/fs/cgroup/memory.swap.max)";
+		 else echo "v1 $(cat /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes)"; fi'
+	case $OUT in "v2 0"|"v1 $((64 << 20))") ;; *) fail "swap not bounded: $OUT ($ERR)" ;; esac
+}
+
 t_docker_oom_is_137_and_oom_killed() {
 	dk --memory 32m --memory-swap 32m --json-status "$T_TMP/st.json" -- \
 		sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
