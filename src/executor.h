@@ -41,5 +41,6 @@ int cl_executor_run(const struct cl_executor *x, const struct cl_policy *p,
 extern const struct cl_executor cl_native_executor;
 #endif
 extern const struct cl_executor cl_docker_executor;
+extern const struct cl_executor cl_codeplane_executor;
 
 #endif

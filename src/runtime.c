@@ -51,14 +51,6 @@ int cl_executor_run(const struct cl_executor *x, const struct cl_policy *p,
 	return rc;
 }
 
-/* Why codeplane cannot run here. The Codeplane executor is not part of
- * this build (docs/executors.md says what is missing). */
-static void codeplane_unavailable(cl_error *why)
-{
-	cl_fail(why, 0, "the codeplane executor is not built into this cloister "
-	        "(docs/executors.md)");
-}
-
 static int run_native(const struct cl_policy *p, struct cl_status *st, cl_error *err)
 {
 #if CL_NATIVE
@@ -127,7 +119,13 @@ static int run_auto(const struct cl_policy *p, struct cl_status *st, cl_error *e
 		return cl_executor_run(&cl_docker_executor, p, st, err);
 	}
 	reason(why_docker, sizeof(why_docker), &e);
-	codeplane_unavailable(&e);
+	memset(&e, 0, sizeof(e));
+	if (cl_codeplane_executor.available(p, &e) == 0) {
+		snprintf(st->fallback, sizeof(st->fallback), "native unavailable (%.90s), docker "
+		         "unavailable (%.90s): ran codeplane", why_native, why_docker);
+		memset(err, 0, sizeof(*err));
+		return cl_executor_run(&cl_codeplane_executor, p, st, err);
+	}
 	reason(why_cp, sizeof(why_cp), &e);
 	return cl_fail(err, 0, "no runtime can run this sandbox: native: %s; docker: %s; "
 	               "codeplane: %s", why_native, why_docker, why_cp);
@@ -144,9 +142,12 @@ int cl_runtime_run(const struct cl_policy *p, struct cl_status *st, cl_error *er
 	case CL_RT_DOCKER:
 		return run_docker_or_native(p, st, err);
 	case CL_RT_CODEPLANE:
-		codeplane_unavailable(&e);
-		reason(msg, sizeof(msg), &e);
-		return cl_fail(err, 0, "--runtime codeplane: %s", msg);
+		/* Explicit: no fallback (the caller asked for a remote machine). */
+		if (cl_codeplane_executor.available(p, &e) < 0) {
+			reason(msg, sizeof(msg), &e);
+			return cl_fail(err, 0, "--runtime codeplane: %s", msg);
+		}
+		return cl_executor_run(&cl_codeplane_executor, p, st, err);
 	case CL_RT_AUTO:
 		break;
 	}
