@@ -123,6 +123,7 @@ static int run_auto(const struct cl_policy *p, struct cl_status *st, cl_error *e
 	if (cl_codeplane_executor.available(p, &e) == 0) {
 		snprintf(st->fallback, sizeof(st->fallback), "native unavailable (%.90s), docker "
 		         "unavailable (%.90s): ran codeplane", why_native, why_docker);
+		fprintf(stderr, "cloister: note: native and docker unavailable; using codeplane\n");
 		memset(err, 0, sizeof(*err));
 		return cl_executor_run(&cl_codeplane_executor, p, st, err);
 	}
