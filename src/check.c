@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "src/check_cgroup.h"
+#include "src/executors/cp_api.h"
 #include "src/fdio.h"
 #include "src/policy.h"
 
@@ -255,6 +256,24 @@ static void probe_bounds(struct probe_result *r)
 
 #endif
 
+/* Codeplane: what auto tries last; only its configuration is checked
+ * here (no workspace is made). */
+static void probe_codeplane(struct probe_result *r)
+{
+	struct cp_config c;
+	cl_error e = {0};
+
+	r->ok = cp_config_load(&c, &e) == 0;
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "configured for %.80s at %.140s", c.repo,
+		         c.base);
+	else
+		cl_error_format(&e, r->detail, sizeof(r->detail));
+	memset(c.token, 0, sizeof(c.token));
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "optional: only --runtime codeplane needs it");
+}
+
 /* The native runtime: what `--runtime auto` tries first. */
 static void probe_native(struct probe_result *r)
 {
@@ -287,6 +306,7 @@ static const struct {
 	{"overlay in userns", probe_overlay},
 #endif
 	{"docker", probe_docker},
+	{"codeplane", probe_codeplane},
 };
 
 int cl_check_main(int argc, char **argv)

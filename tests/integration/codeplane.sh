@@ -152,6 +152,17 @@ t_unsupported_policy_is_refused_before_any_workspace() {
 	[ ! -s "$T_TMP/cp/requests.log" ] || fail "a workspace was requested: $(requests)"
 }
 
+t_check_reports_codeplane() {
+	up
+	clr check --json
+	assert_eq 0 "$RC" "check ($ERR)"
+	assert_eq "True configured for acme/app at $CODEPLANE_API_URL" \
+		"$(py '" ".join(str(x) for p in j if p["name"]=="codeplane" for x in (p["ok"], p["detail"]))' <<<"$OUT")" codeplane
+	assert_not_contains "$OUT" "$TOKEN" "token in check"
+	env -u CODEPLANE_API_KEY "$CL" check | grep '^codeplane' >"$T_TMP/line"
+	assert_contains "$(cat "$T_TMP/line")" "unavailable codeplane is not configured"
+}
+
 t_not_configured_is_named() {
 	env -u CODEPLANE_API_KEY -u CODEPLANE_TOKEN CODEPLANE_REPO=a/b "$CL" run --runtime codeplane -- true 2>"$T_TMP/err"
 	assert_eq 125 "$?" exit
