@@ -2,7 +2,15 @@
 PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
+# NATIVE=0 builds without the native runtime (ns/, seccomp/, cgroups/, the
+# bwrap front-end): only the docker and codeplane executors, for hosts that
+# cannot run it; no libseccomp, libcap or libmnl needed (docs/executors.md).
+NATIVE  ?= 1
+ifeq ($(NATIVE),0)
+PKGS    := jansson
+else
 PKGS    := jansson libcap libmnl libseccomp
+endif
 # sqlite3: headers only; src/state/sqlite_dl.c loads the library on first use.
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 
@@ -20,7 +28,7 @@ WARN := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wstrict-prototypes \
 # not every backend needs every argument.
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -fno-strict-overflow
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. \
+ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. -DCL_NATIVE=$(NATIVE) \
               $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
@@ -29,13 +37,20 @@ ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 # no archive in Debian and stays shared. STATIC_LIBS=0 links all shared.
 STATIC_LIBS ?= 1
 LIBDIR := $(shell $(CC) -print-multiarch 2>/dev/null | sed 's|^|/usr/lib/|')
-ifeq ($(STATIC_LIBS)$(wildcard $(LIBDIR)/libjansson.a)$(wildcard $(LIBDIR)/libcap.a)$(wildcard $(LIBDIR)/libseccomp.a),1$(LIBDIR)/libjansson.a$(LIBDIR)/libcap.a$(LIBDIR)/libseccomp.a)
+ifeq ($(NATIVE),0)
+JANSSON_STATIC := -Wl,-Bstatic -ljansson -Wl,-Bdynamic
+LIBS := $(if $(and $(filter 1,$(STATIC_LIBS)),$(wildcard $(LIBDIR)/libjansson.a)),$(JANSSON_STATIC),-ljansson)
+else ifeq ($(STATIC_LIBS)$(wildcard $(LIBDIR)/libjansson.a)$(wildcard $(LIBDIR)/libcap.a)$(wildcard $(LIBDIR)/libseccomp.a),1$(LIBDIR)/libjansson.a$(LIBDIR)/libcap.a$(LIBDIR)/libseccomp.a)
 LIBS := -Wl,-Bstatic -ljansson -lcap -lseccomp -Wl,-Bdynamic -lmnl
 else
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp)
 endif
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))
+ifeq ($(NATIVE),0)
+LIB_SRC := $(filter-out src/main.c src/cli_bwrap%.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c))
+else
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c ns/*.c seccomp/*.c cgroups/*.c))
+endif
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no
 # cache at launch): the generator links the profile code and libseccomp,
@@ -77,7 +92,8 @@ $(GEN_SRC): $(GEN_BIN)
 $(GEN_OBJ): $(GEN_SRC) seccomp/default_bpf.h
 	@echo "  CC  $<"; $(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(B)/libcloister.a: $(LIB_OBJ) $(GEN_OBJ)
+# NATIVE=0 has no seccomp compiler and so no built-in programs.
+$(B)/libcloister.a: $(LIB_OBJ) $(if $(filter 0,$(NATIVE)),,$(GEN_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 

@@ -383,9 +383,13 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 		return clone_fail_bwrap(p, err);
 	if (s->pid < 0) {
 		/* EPERM/ENOSPC/EUSERS: the host forbids or caps user namespaces. */
-		if (errno == EPERM || errno == ENOSPC || errno == EUSERS)
-			return cl_fail_errno(err, "creating the sandbox namespaces (run `cloister check` "
-			                     "to see what this host forbids and how to allow it)");
+		if (errno == EPERM || errno == ENOSPC || errno == EUSERS) {
+			cl_fail_errno(err, "creating the sandbox namespaces (run `cloister check` "
+			              "to see what this host forbids and how to allow it)");
+			/* Nothing of the sandbox ran: --runtime auto may try the
+			 * next executor. */
+			return CL_ERR_NO_NAMESPACES;
+		}
 		return cl_fail_errno(err, "creating the sandbox namespaces");
 	}
 	if (s->pidfd < 0)
@@ -586,8 +590,17 @@ static int native_available(const struct cl_policy *p, cl_error *err)
 	return 0;
 }
 
+/* Native does create, ship, collect and cleanup inside its one launch
+ * (a flat list of steps, docs/architecture.md): the interface's execute
+ * is the whole of it, with no state of its own. */
+static int native_execute(void *state, const struct cl_policy *p, struct cl_status *st,
+                          cl_error *err)
+{
+	return native_run(p, st, err);
+}
+
 const struct cl_executor cl_native_executor = {
 	.name = "native",
 	.available = native_available,
-	.run = native_run,
+	.execute = native_execute,
 };

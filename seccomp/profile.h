@@ -73,6 +73,11 @@ int sc_profile_default_check(const struct sock_filter *f, size_t len,
 int sc_profile_from_json(const char *text, size_t len, const char *src,
                          const struct sc_context *ctx, struct sc_profile *out, cl_error *err);
 
+/* The profile in Docker's seccomp JSON shape (it loads back as the same
+ * profile); NULL when out of memory. seccomp/profile_export.c. */
+typedef struct json_t json_t;
+json_t *sc_profile_to_json(const struct sc_profile *p);
+
 /* Names for show and errors (seccomp/names.c). */
 const char *sc_action_name(uint32_t action, char *buf, size_t len);
 int sc_action_parse(const char *name, uint32_t errno_ret, bool have_errno, uint32_t *out);

@@ -24,9 +24,11 @@
 #include <unistd.h>
 
 #include "src/check_cgroup.h"
+#include "src/executors/cp_api.h"
 #include "src/fdio.h"
 #include "src/policy.h"
 
+#if CL_NATIVE
 static bool read_small(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -205,6 +207,8 @@ static void probe_overlay(struct probe_result *r)
 		snprintf(r->hint, sizeof(r->hint), "Linux >= 5.11 allows unprivileged overlay");
 }
 
+#endif
+
 static void probe_docker(struct probe_result *r)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -225,6 +229,7 @@ static void probe_docker(struct probe_result *r)
 		snprintf(r->hint, sizeof(r->hint), "start dockerd to enable --runtime docker (optional)");
 }
 
+#if CL_NATIVE
 /* What `cloister run` bounds with no limit option, for this caller, and
  * what stays unbounded (docs/limits.md). */
 static void probe_bounds(struct probe_result *r)
@@ -253,10 +258,48 @@ static void probe_bounds(struct probe_result *r)
 	         getuid() == 0 ? "; give --pids to bound tasks" : "");
 }
 
+#endif
+
+/* Codeplane: what auto tries last; only its configuration is checked
+ * here (no workspace is made). */
+static void probe_codeplane(struct probe_result *r)
+{
+	struct cp_config c;
+	cl_error e = {0};
+
+	r->ok = cp_config_load(&c, &e) == 0;
+	if (r->ok)
+		snprintf(r->detail, sizeof(r->detail), "configured for %.80s at %.140s", c.repo,
+		         c.base);
+	else
+		cl_error_format(&e, r->detail, sizeof(r->detail));
+	memset(c.token, 0, sizeof(c.token));
+	if (!r->ok)
+		snprintf(r->hint, sizeof(r->hint), "optional: only --runtime codeplane needs it");
+}
+
+/* The native runtime: what `--runtime auto` tries first. */
+static void probe_native(struct probe_result *r)
+{
+#if CL_NATIVE
+	probe_userns(r);
+	snprintf(r->detail, sizeof(r->detail), "%s", r->ok ? "native runtime can run sandboxes here"
+	         : "native runtime unavailable: user namespaces cannot be created (see below)");
+#else
+	r->ok = false;
+	snprintf(r->detail, sizeof(r->detail), "native runtime unavailable: this build has none "
+	         "(built with NATIVE=0, without libseccomp, libcap and libmnl)");
+	snprintf(r->hint, sizeof(r->hint), "use --runtime docker (or codeplane); build with "
+	         "NATIVE=1 on Linux for the native runtime");
+#endif
+}
+
 static const struct {
 	const char *name;
 	void (*probe)(struct probe_result *r);
 } probes[] = {
+	{"native runtime", probe_native},
+#if CL_NATIVE
 	{"user namespaces", probe_userns},
 	{"clone3", probe_clone3},
 	{"pidfd", probe_pidfd},
@@ -265,7 +308,9 @@ static const struct {
 	{"seccomp", probe_seccomp},
 	{"landlock", probe_landlock},
 	{"overlay in userns", probe_overlay},
+#endif
 	{"docker", probe_docker},
+	{"codeplane", probe_codeplane},
 };
 
 int cl_check_main(int argc, char **argv)

@@ -295,7 +295,7 @@ static int run(struct cl_bwrap *b)
 	}
 	cloexec_option_fds(p);
 	cl_status_init(&st);
-	rc = cl_native_executor.run(p, &st, &err);
+	rc = cl_executor_run(&cl_native_executor, p, &st, &err);
 	if (rc < 0) {
 		print_err(&err);
 		return CL_BWRAP_EXIT_FAIL;

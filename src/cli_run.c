@@ -8,11 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#if CL_NATIVE
 #include "ns/caps.h"
+#else
+#include "src/executors/docker_body.h"
+#endif
 #include "src/cli.h"
 #include "src/parse.h"
+#include "src/runtime.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -72,6 +78,7 @@ void cl_cli_run_usage(FILE *f)
 	      "  --memory SIZE  --memory-swap SIZE  --cpus N  --pids N  --cgroup-parent PATH\n"
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
+	      "  --runtime auto|native|docker|codeplane  --image IMAGE (docker)\n"
 	      "  --dry-run --json  --host-root\n"
 	      "See cloister(1).\n", f);
 }
@@ -243,11 +250,33 @@ static int parse_limit(int c, const char *v, struct cl_policy *p, cl_error *err)
 	}
 }
 
+#if CL_NATIVE
+static int caps_parse(const char *name, uint64_t *mask)
+{
+	return ns_caps_parse(name, mask);
+}
+#else
+/* Without libcap (NATIVE=0): the names docker knows, CAP_ optional. */
+static int caps_parse(const char *name, uint64_t *mask)
+{
+	const char *n;
+
+	*mask = 0;
+	for (unsigned c = 0; (n = cl_docker_cap_name(c)); c++) {
+		if (strcasecmp(name, "ALL") == 0)
+			*mask |= 1ULL << c;
+		else if (strcasecmp(name, n) == 0 || strcasecmp(name, n + 4) == 0)
+			*mask = 1ULL << c;
+	}
+	return *mask ? 0 : -EINVAL;
+}
+#endif
+
 static int parse_caps(int c, const char *v, struct cl_policy *p, cl_error *err)
 {
 	uint64_t mask;
 
-	if (ns_caps_parse(v, &mask) < 0)
+	if (caps_parse(v, &mask) < 0)
 		return cl_fail(err, 0, "%s '%s': unknown capability", c == O_CAP_ADD ? "--cap-add" : "--cap-drop", v);
 	if (c == O_CAP_ADD)
 		p->caps_keep |= mask;
@@ -321,14 +350,14 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 	case O_WORKSPACE: return unsupported("--workspace", "workspace diffs", err);
 	case O_DIFF_OUT: return unsupported("--diff-out", "workspace diffs", err);
 	case O_RUNTIME:
-		if (strcmp(v, "native") == 0 || strcmp(v, "auto") == 0) {
-			p->runtime = v[0] == 'n' ? CL_RT_NATIVE : CL_RT_AUTO;
-			return 0;
-		}
-		if (strcmp(v, "docker") == 0 || strcmp(v, "codeplane") == 0)
-			return unsupported("--runtime docker/codeplane", "fallback executors", err);
-		return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
-	case O_IMAGE: return unsupported("--image", "the docker executor", err);
+		if (cl_runtime_parse(v) < 0)
+			return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
+		p->runtime = (enum cl_runtime)cl_runtime_parse(v);
+		return 0;
+	case O_IMAGE:
+		if (!v[0])
+			return cl_fail(err, 0, "--image: expected an image name like debian:bookworm-slim");
+		return xstrdup_set(&p->image, v) ? 0 : cl_fail(err, ENOMEM, "--image");
 	case O_HOST_ROOT: rs->host_root = true; return 0;
 	case 'h': o->help = true; return 0;
 	default:

@@ -9,12 +9,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if CL_NATIVE
 #include "cgroups/cgroup.h"
 #include "seccomp/cli.h"
+#include "src/cli_bwrap.h"
+#endif
 #include "src/check.h"
 #include "src/cli.h"
-#include "src/cli_bwrap.h"
 #include "src/executor.h"
+#include "src/executors/docker_gc.h"
+#include "src/runtime.h"
 #include "src/policy_json.h"
 #include "src/sandbox/cli.h"
 #include "src/state/store.h"
@@ -91,7 +95,7 @@ static int cmd_run(int argc, char **argv)
 		return json ? 0 : EXIT_SETUP;
 	}
 	cl_status_init(&st);
-	rc = cl_native_executor.run(&p, &st, &err);
+	rc = cl_runtime_run(&p, &st, &err);
 	if (rc < 0) {
 		cl_error_print(&err);
 		st.exit_code = EXIT_SETUP;
@@ -119,6 +123,41 @@ static bool bwrap_mode(int argc, char **argv)
 	       strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--version") != 0;
 }
 
+/* Commands of the native runtime: in a NATIVE=0 build, refused by name.
+ * The bwrap and seccomp macros there only let the one command table
+ * compile: native_only refuses before either is reached. */
+#if CL_NATIVE
+static bool native_only(const char *cmd)
+{
+	return false;
+}
+#else
+static bool native_only(const char *cmd)
+{
+	fprintf(stderr, "cloister: %s needs the native runtime, which this build does not have "
+	        "(built with NATIVE=0)\n", cmd);
+	return true;
+}
+#define cl_bwrap_main(c, v) EXIT_SETUP
+#define sc_cli_main(c, v) EXIT_SETUP
+#define cg_gc_main(c, v) 0   /* no cgroups of its own to sweep */
+#endif
+
+/* gc's docker part: containers of cloister runs that were killed. */
+static int gc_containers(void)
+{
+	cl_error err = {0};
+	int n;
+
+	if (cl_docker_gc(&n, &err) < 0) {
+		cl_error_print(&err);
+		return -1;
+	}
+	if (n >= 0)
+		printf("cloister gc: removed %d stale container%s\n", n, n == 1 ? "" : "s");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -126,7 +165,7 @@ int main(int argc, char **argv)
 	if (refuse_setuid() < 0)
 		return EXIT_SETUP;
 	if (bwrap_mode(argc, argv))
-		return cl_bwrap_main(argc, argv);
+		return native_only("bwrap") ? EXIT_SETUP : cl_bwrap_main(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_SETUP;
@@ -135,9 +174,9 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 1, argv + 1);
 	if (strcmp(cmd, "bwrap") == 0)
-		return cl_bwrap_main(argc - 1, argv + 1);
+		return native_only("bwrap") ? EXIT_SETUP : cl_bwrap_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "seccomp") == 0)
-		return sc_cli_main(argc - 1, argv + 1);
+		return native_only("seccomp") ? EXIT_SETUP : sc_cli_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
 		return cl_check_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "sandbox") == 0)
@@ -150,7 +189,8 @@ int main(int argc, char **argv)
 		return st_cli_events_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0) {
 		st_gc_reconcile_cwd();
-		return cg_gc_main(argc - 1, argv + 1);
+		/* Containers first: a NATIVE=0 build has no cgroups of its own. */
+		return gc_containers() < 0 ? EXIT_SETUP : cg_gc_main(argc - 1, argv + 1);
 	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("cloister %s\n", CL_VERSION);

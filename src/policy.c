@@ -118,7 +118,8 @@ int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)
 			 * merged-/usr hosts have /bin -> usr/bin; a symlink is
 			 * cheaper than a second mount of the same tree. */
 			ok = ok && cl_policy_add_mount(p, CL_MNT_BIND, sys_dirs[i], sys_dirs[i],
-			                               CL_MF_RO | CL_MF_TRY | CL_MF_KEEP_SYMLINK);
+			                               CL_MF_RO | CL_MF_TRY | CL_MF_KEEP_SYMLINK |
+			                               CL_MF_HOST_SYSTEM);
 		}
 	}
 	ok = ok && cl_policy_add_mount(p, CL_MNT_PROC, NULL, "/proc", 0);
@@ -264,7 +265,11 @@ int cl_policy_validate(const struct cl_policy *p, cl_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	if ((p->n_ports || p->n_forwards) && !(p->ns_flags & CLONE_NEWNET))
+	/* Native publishes into the sandbox's own network (a relay); docker
+	 * publishes only from its bridge, with network allowed (the docker
+	 * executor refuses the other combination itself). */
+	if ((p->n_ports || p->n_forwards) && !(p->ns_flags & CLONE_NEWNET) &&
+	    (p->runtime != CL_RT_DOCKER || p->n_forwards))
 		return cl_fail(err, 0, "--publish and --forward-out need the sandbox's own network (--network none)");
 	for (size_t i = 0; i < p->n_forwards; i++)
 		for (size_t j = 0; j < i; j++)

@@ -38,6 +38,7 @@ enum {
 	CL_MF_KEEP_SYMLINK = 1 << 3, /* a symlink source is recreated as a symlink */
 	CL_MF_CALLER_OPEN = 1 << 4, /* source opened by the parent with the caller's rights */
 	CL_MF_IDMAP = 1 << 5,    /* and idmapped: the caller's files appear as uid's */
+	CL_MF_HOST_SYSTEM = 1 << 6, /* the host's system dirs: an executor with an image uses its own */
 };
 
 struct cl_mount {

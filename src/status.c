@@ -43,6 +43,8 @@ char *cl_status_to_json(const struct cl_status *st)
 	json_object_set_new(o, "runtime", json_string(st->runtime ? st->runtime : "native"));
 	json_object_set_new(o, "child_pid", st->child_pid > 0 ? json_integer(st->child_pid)
 	                                                      : json_null());
+	if (st->fallback[0])
+		json_object_set_new(o, "runtime_fallback", json_string(st->fallback));
 	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return s;

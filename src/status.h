@@ -20,6 +20,9 @@ struct cl_status {
 	int64_t memory_peak;      /* < 0 = unknown */
 	const char *runtime;
 	pid_t child_pid;          /* host pid of the sandbox's first process */
+	/* "" or why the requested runtime was replaced by this one (the
+	 * recorded fallback event; a fixed array: the status crosses fork). */
+	char fallback[256];
 };
 
 void cl_status_init(struct cl_status *st);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "src/executor.h"
+#include "src/runtime.h"
 #include "src/fdio.h"
 
 /* What the helper sends back: fixed-size, no pointers but the runtime
@@ -94,11 +95,14 @@ static void __attribute__((noreturn)) helper(const struct cl_policy *p, int out,
 		_exit(125);
 	memset(&rep, 0, sizeof(rep));
 	cl_status_init(&rep.st);
-	rep.rc = cl_native_executor.run(p, &rep.st, &rep.err);
+	rep.rc = cl_runtime_run(p, &rep.st, &rep.err);
 	if (cl_write_all(report_fd, &rep, sizeof(rep)) < 0)
 		_exit(125);
 	_exit(0);
 }
+
+/* How long a docker helper has to remove its container once stopped. */
+#define SB_DOCKER_STOP_GRACE_MS 30000
 
 static double now_ms(void)
 {
@@ -175,6 +179,7 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	 * catches a helper that never reports. */
 	double deadline = now_ms() + (double)(p->timeout_ms ? p->timeout_ms : 600000) + 120000.0;
 	bool killed = false;
+	double stop_at = 0;
 	int status, rc = 0, sig_fd = -1;
 	bool masked = false;
 	sigset_t cancel, orig;
@@ -218,11 +223,17 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	d.cap[1] = &r->err;
 	d.sig_fd = sig_fd;
 	while (rc == 0 && (d.fd[0] >= 0 || d.fd[1] >= 0 || d.fd[2] >= 0)) {
-		/* Killing the helper takes the sandbox with it (die-with-parent). */
+		/* Killing the helper takes a native sandbox with it
+		 * (die-with-parent). A docker container outlives a killed
+		 * client: that helper gets SIGTERM, removes the container and
+		 * exits, and only one that has not within the grace is killed. */
 		if (!killed && (now_ms() > deadline || d.cancelled_by)) {
-			kill(pid, SIGKILL);
+			kill(pid, p->runtime == CL_RT_DOCKER ? SIGTERM : SIGKILL);
 			killed = true;
+			stop_at = now_ms();
 		}
+		if (killed && p->runtime == CL_RT_DOCKER && now_ms() - stop_at > SB_DOCKER_STOP_GRACE_MS)
+			kill(pid, SIGKILL);
 		rc = drain_once(&d, max_output, 1000);
 	}
 	for (int i = 0; i < 3; i++)
@@ -249,7 +260,6 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 		               killed ? "; killed after the deadline" : "");
 	memcpy(&report, d.report, sizeof(report));
 	r->st = report.st;
-	r->st.runtime = "native";
 	r->st.output_truncated = r->out.dropped || r->err.dropped;
 	if (report.rc < 0)
 		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &report.err);

@@ -60,7 +60,9 @@ static int add_network(const struct sb_spec *s, struct cl_policy *p, struct sb_e
 		/* The host's network: published ports are simply the host's. */
 		p->network = CL_NET_HOST;
 		p->ns_flags &= ~CLONE_NEWNET;
-		return 0;
+		/* Docker's bridge publishes them only with the network allowed. */
+		if (p->runtime != CL_RT_DOCKER)
+			return 0;
 	}
 	for (size_t i = 0; i < s->n_ports; i++) {
 		char spec[32];
@@ -78,6 +80,9 @@ int sb_build_policy(const struct sb_spec *s, const struct sb_layout *l, const js
 	int rc;
 
 	cl_policy_init(p);
+	p->runtime = (enum cl_runtime)s->runtime_req;
+	if (s->image && !(p->image = strdup(s->image)))
+		return nomem(e, "image");
 	p->allow_nested = s->allow_nested;
 	if (!(p->hostname = strdup("cloister")) || !(p->workdir = strdup("/workspace")))
 		return nomem(e, "workdir");

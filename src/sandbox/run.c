@@ -186,7 +186,7 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		return rc;
 	if (!r->s->request_bundle) {
 		json_t *readme = json_pack("{s:s,s:s,s:s,s:s,s:O}", "status", "pending", "sandboxId",
-		                           r->s->sandbox_id, "provider", "native", "runtime", r->s->runtime,
+		                           r->s->sandbox_id, "provider", r->s->runtime, "runtime", r->s->runtime,
 		                           "input", r->s->input ? r->s->input : json_object());
 		cl_autofree char *text = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		json_decref(readme);
@@ -280,6 +280,11 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 		sb_exec_result_free(&x);
 		return rc;
 	}
+	/* A requested runtime that was replaced is recorded, never silent. */
+	if (x.st.fallback[0])
+		sb_run_event(r, "SandboxRuntimeFallback", json_pack("{s:s,s:s,s:s}", "requested",
+		             r->s->runtime, "runtime", x.st.runtime ? x.st.runtime : "native",
+		             "reason", x.st.fallback));
 	sb_run_progress(r, "child-finished", 70, json_pack("{s:i}", "exitCode", x.st.exit_code));
 	sb_run_update(r, "shipped", NULL);
 	sb_run_event(r, "SandboxHeartbeat", json_pack("{s:s,s:i}", "remoteRunId", r->s->sandbox_id, "progress", 1));
@@ -374,14 +379,14 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		/* As Smithers does, a refusal by the concurrency limit is a
 		 * recorded failure of the run. */
 		if (e->code == SB_EXECUTION_FAILED)
-			sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error",
+			sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", r.s->runtime, "error",
 			                                            sb_error_to_json(e)));
 		free(r.config_json);
 		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
 		*exit_code = sb_error_exit_code(e);
 		return rc;
 	}
-	sb_run_event(&r, "SandboxCreated", json_pack("{s:s,s:s}", "runtime", "native", "configJson",
+	sb_run_event(&r, "SandboxCreated", json_pack("{s:s,s:s}", "runtime", r.s->runtime, "configJson",
 	                                      r.config_json ? r.config_json : "{}"));
 	rc = step_create(&r, e);
 	if (rc == 0) {
@@ -389,7 +394,7 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		rc = step_ship(&r, &bytes, e);
 	}
 	if (rc == 0) {
-		sb_run_event(&r, "SandboxShipped", json_pack("{s:s,s:I}", "runtime", "native", "bundleSizeBytes",
+		sb_run_event(&r, "SandboxShipped", json_pack("{s:s,s:I}", "runtime", r.s->runtime, "bundleSizeBytes",
 		                                      (json_int_t)bytes));
 		sb_run_progress(&r, "shipped", 25, NULL);
 		sb_run_update(&r, "shipped", NULL);
@@ -400,7 +405,7 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		const char *reason = json_string_value(json_object_get(e->details, "reason"));
 		bool cancelled = reason && strcmp(reason, "cancelled") == 0;
 		sb_run_update(&r, cancelled ? "cancelled" : "failed", json_pack("{s:s}", "bundlePath", r.l.result));
-		sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", "native", "error", err));
+		sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", r.s->runtime, "error", err));
 		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
 		*exit_code = rc == -ETIMEDOUT ? 124 : cancelled
 		             ? 128 + (int)json_integer_value(json_object_get(e->details, "signal"))

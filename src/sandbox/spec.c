@@ -2,6 +2,7 @@
  * @smithers-orchestrator/sandbox's rules and messages; unknown fields fail. */
 #define _GNU_SOURCE
 #include "src/sandbox/spec.h"
+#include "src/runtime.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -342,16 +343,20 @@ static int parse_runtime(json_t *root, struct sb_spec *s, struct sb_error *e)
 	json_t *v = json_object_get(root, "runtime");
 	const char *r = json_is_string(v) ? json_string_value(v) : NULL;
 
+	/* "runtime" in events and records: the executor asked for (auto
+	 * runs native unless the host forbids it). */
 	s->runtime = "native";
+	s->runtime_req = CL_RT_AUTO;
 	if (!v)
 		return 0;
-	if (r && (strcmp(r, "auto") == 0 || strcmp(r, "native") == 0)) {
-		s->runtime = "native";
+	if (r && (strcmp(r, "auto") == 0 || strcmp(r, "native") == 0 || strcmp(r, "docker") == 0)) {
+		s->runtime = r[0] == 'd' ? "docker" : "native";
+		s->runtime_req = cl_runtime_parse(r);
 		return 0;
 	}
-	if (r && (strcmp(r, "docker") == 0 || strcmp(r, "codeplane") == 0))
+	if (r && strcmp(r, "codeplane") == 0)
 		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "runtime", r),
-		               "Sandbox runtime \"%s\" is not available in this build (use auto or native).", r);
+		               "Sandbox runtime \"%s\" is not available in this build (use auto, native or docker).", r);
 	{
 		char *shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		int rc = sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:O}", "runtime", v),

@@ -159,7 +159,7 @@ static void test_rules(void)
 	CHECK("egress noProxy entry", rejects("\"egress\":{\"noProxy\":[\"a\",1]}", "egress.noProxy[1] must be"));
 	CHECK("secretBindings value", rejects("\"egress\":{\"secretBindings\":{\"x-y\":1}}",
 	                                       "egress.secretBindings values must be strings"));
-	CHECK("runtime docker not built", rejects("\"runtime\":\"docker\"", "not available in this build"));
+	CHECK("runtime codeplane not built", rejects("\"runtime\":\"codeplane\"", "not available in this build"));
 	CHECK("maxOutputBytes negative", rejects("\"maxOutputBytes\":-1", "maxOutputBytes must be a positive integer."));
 	CHECK("config not object", rejects("\"config\":[]", "config must be an object."));
 }

@@ -1,0 +1,38 @@
+/* Loads libcurl.so.4 the first time the codeplane executor talks HTTP, so
+ * no other command (and no native launch) pays for it. */
+#define _GNU_SOURCE
+#include "src/executors/curl_dl.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <string.h>
+
+struct cl_curl_api cl_curl;
+
+int cl_curl_load(cl_error *err)
+{
+	static const char *const names[] = {
+		"curl_easy_init", "curl_easy_setopt", "curl_easy_perform", "curl_easy_getinfo",
+		"curl_easy_cleanup", "curl_easy_strerror", "curl_slist_append", "curl_slist_free_all",
+	};
+	static bool loaded;
+	struct cl_curl_api api;
+	void **slot = (void **)&api;
+	void *h;
+
+	_Static_assert(sizeof(api) == sizeof(names) / sizeof(*names) * sizeof(void *),
+	               "one name per table entry");
+	if (loaded)
+		return 0;
+	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return cl_fail(err, 0, "loading libcurl.so.4 (install libcurl4): %s", dlerror());
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		slot[i] = dlsym(h, names[i]);
+		if (!slot[i])
+			return cl_fail(err, 0, "libcurl.so.4 has no %s", names[i]);
+	}
+	memcpy(&cl_curl, &api, sizeof(api));
+	loaded = true;
+	return 0;
+}

@@ -1,0 +1,374 @@
+#!/bin/bash
+# The docker executor against a real dockerd (root only: the suite starts
+# Debian's docker.io with tests/helpers/dockerd.sh and imports a static
+# busybox image), runtime resolution, and one table of isolation probes run
+# on both native and docker. Resolution tests that need no daemon are
+# defined for every user.
+. "$(dirname "$0")/../lib.sh"
+
+IMAGE=cloister-test/busybox:1
+export CLOISTER_DOCKER_IMAGE=$IMAGE
+py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
+
+# Runs "$@" where this process may not create user namespaces: its own
+# user namespace with max_user_namespaces 0 (the limit is per namespace,
+# the host's stays as it is). Native then fails exactly as on a host that
+# forbids them. Root's ids map to themselves, so the docker socket stays
+# reachable.
+no_userns() {
+	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh "$@"
+}
+
+# --- resolution without a daemon (every user) -------------------------
+
+# A Smithers-shaped spec in $T_TMP/spec.json: command, runtime, extra members.
+spec() {
+	mkdir -p "$T_TMP/req"
+	python3 - "$T_TMP" "$1" "$2" "${3:-}" >"$T_TMP/spec.json" <<'PY'
+import json, sys
+tmp, cmd, rt, extra = sys.argv[1:5]
+s = {"runId": "r1", "sandboxId": "s1", "rootDir": tmp, "command": cmd, "runtime": rt,
+     "requestBundlePath": tmp + "/req"}
+if extra:
+    s.update(json.loads("{" + extra + "}"))
+print(json.dumps(s))
+PY
+}
+event_types() { "$CL" events r1 --root "$T_TMP" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))'; }
+
+t_spec_runtime_docker_without_daemon_records_the_fallback() {
+	spec 'echo "{\"status\":\"finished\",\"outputs\":1}"' docker
+	DOCKER_HOST=unix://$T_TMP/no.sock clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_contains "$(event_types)" "SandboxRuntimeFallback" events
+	assert_contains "$("$CL" events r1 --root "$T_TMP")" '"reason":"docker unavailable' "event reason"
+}
+
+t_explicit_docker_without_daemon_runs_native_with_warning() {
+	DOCKER_HOST=unix://$T_TMP/no.sock clr run --runtime docker --json-status "$T_TMP/st.json" -- sh -c 'echo ran'
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_eq ran "$OUT" output
+	assert_contains "$ERR" "warning: --runtime docker" warning
+	assert_eq native "$(py 'j["runtime"]' <"$T_TMP/st.json")" "status runtime"
+	assert_contains "$(py 'j["runtime_fallback"]' <"$T_TMP/st.json")" "docker unavailable" "recorded fallback"
+}
+
+t_docker_publish_with_network_has_no_native_fallback() {
+	DOCKER_HOST=unix://$T_TMP/no.sock clr run --runtime docker --network host --publish 127.0.0.1:18998:80 -- echo ran
+	assert_eq 125 "$RC" exit
+	assert_not_contains "$OUT" ran
+	assert_contains "$ERR" "native cannot publish ports with the network allowed"
+}
+
+t_native_never_falls_back() {
+	local out rc
+	out=$(no_userns "$CL" run --runtime native -- echo ran 2>&1); rc=$?
+	assert_eq 125 "$rc" "exit ($out)"
+	assert_not_contains "$out" ran
+	assert_contains "$out" "creating the sandbox namespaces" reason
+}
+
+t_auto_names_why_each_runtime_was_unusable() {
+	local out rc
+	out=$(DOCKER_HOST=unix://$T_TMP/no.sock no_userns "$CL" run -- echo ran 2>&1); rc=$?
+	assert_eq 125 "$rc" "exit ($out)"
+	assert_contains "$out" "no runtime can run this sandbox: native: creating the sandbox namespaces"
+	assert_contains "$out" "; docker: connecting to the docker daemon at $T_TMP/no.sock"
+	assert_contains "$out" "; codeplane: "
+}
+
+t_runtime_flag_rejects_unknown_names() {
+	clr run --runtime podman -- true
+	assert_eq 125 "$RC" exit
+	assert_contains "$ERR" "--runtime 'podman': expected auto, native, docker or codeplane"
+}
+
+t_docker_host_other_than_unix_is_refused_by_name() {
+	DOCKER_HOST=tcp://127.0.0.1:2375 clr run --runtime docker -- echo ran
+	assert_eq 0 "$RC" "falls back to native ($ERR)"
+	assert_contains "$ERR" "DOCKER_HOST=tcp://127.0.0.1:2375: only unix:// sockets are supported"
+}
+
+if is_root; then
+
+docker_up() {
+	bash "$TOP/tests/helpers/dockerd.sh" up "$IMAGE" || fail "dockerd could not be started"
+}
+# Containers whose name says cloister process PID made them.
+containers_of() { docker ps -aq --filter "name=^cloister-$1-"; }
+dk() { docker_up; clr run --runtime docker "$@"; }
+
+t_docker_init_is_pid_1() {
+	dk -- sh -c 'tr "\0" "\n" </proc/1/cmdline | head -1'
+	assert_eq /sbin/docker-init "$OUT" "pid 1 ($ERR)"
+}
+
+t_docker_exit_code_streams_and_status() {
+	dk --json-status "$T_TMP/st.json" -- sh -c 'echo out; echo err >&2; exit 3'
+	assert_eq 3 "$RC" exit
+	assert_eq out "$OUT" stdout
+	assert_eq err "$ERR" stderr
+	assert_eq "docker False False" "$(py 'j["runtime"]+" "+str(j["timed_out"])+" "+str(j["oom_killed"])' <"$T_TMP/st.json")" status
+}
+
+t_docker_command_code_125_is_not_a_docker_failure() {
+	dk -- sh -c 'exit 125'
+	assert_eq 125 "$RC" exit
+	assert_eq "" "$ERR" "no cloister error for the command's own 125"
+	dk --image cloister-test/absent:none -- true
+	assert_eq 125 "$RC" "missing image"
+	assert_contains "$ERR" "docker: image cloister-test/absent:none not found"
+	dk -- /no/such/command
+	assert_eq 127 "$RC" "not found ($ERR)"
+	dk -- /etc/passwd
+	assert_eq 126 "$RC" "not executable ($ERR)"
+}
+
+t_docker_stdin_is_relayed() {
+	docker_up
+	assert_eq 5000 "$(seq 5000 | "$CL" run --runtime docker -- wc -l)" "lines through stdin"
+	assert_eq "" "$("$CL" run --runtime docker -- cat </dev/null)" "empty stdin ends"
+}
+
+t_docker_output_limit() {
+	dk --output-limit 10 --json-status "$T_TMP/st.json" -- seq 1000
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_eq "$(seq 5)" "$OUT" "first 10 bytes only"
+	assert_eq True "$(py 'j["output_truncated"]' <"$T_TMP/st.json")" output_truncated
+	assert_contains "$ERR" "output cut at 10 bytes"
+}
+
+t_docker_tmpfs_workdir_hostname_swap() {
+	dk --tmpfs /scratch:size=8m -w /scratch --hostname box -- sh -c \
+		'pwd; hostname; grep " /scratch " /proc/mounts | cut -d" " -f3,4'
+	assert_eq "/scratch
+box
+tmpfs rw,nosuid,nodev,relatime,size=8192k" "$OUT" "tmpfs, workdir, hostname ($ERR)"
+	# v2 counts swap alone (0), v1 memory plus swap (= memory).
+	dk --memory 64m --memory-swap 0 -- sh -c \
+		'if [ -f /sys/fs/cgroup/memory.swap.max ]; then echo "v2 $(cat /sys/fs/cgroup/memory.swap.max)";
+		 else echo "v1 $(cat /sys/fs/cgroup/memory/memory.memsw.limit_in_bytes)"; fi'
+	case $OUT in "v2 0"|"v1 $((64 << 20))") ;; *) fail "swap not bounded: $OUT ($ERR)" ;; esac
+}
+
+t_docker_oom_is_137_and_oom_killed() {
+	dk --memory 32m --memory-swap 32m --json-status "$T_TMP/st.json" -- \
+		sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a); echo survived'
+	assert_eq 137 "$RC" "exit ($ERR)"
+	assert_not_contains "$OUT" survived
+	assert_eq True "$(py 'j["oom_killed"]' <"$T_TMP/st.json")" oom_killed
+}
+
+# cgroup v2 (cpu.max, pids.max at the root of the container's cgroup ns)
+# or v1 (cpu/ and pids/ controllers), whichever the daemon uses.
+cg_read='if [ -f /sys/fs/cgroup/cpu.max ]; then cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/pids.max;
+  else echo "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; cat /sys/fs/cgroup/pids/pids.max; fi'
+
+t_docker_cpu_quota_and_pids_limit() {
+	dk --cpus 0.5 --pids 20 -- sh -c "$cg_read"
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_eq "50000 100000
+20" "$OUT" "cpu quota and pids"
+	dk --pids 20 -- sh -c 'for i in $(seq 40); do sleep 5 & done 2>/dev/null; echo started $(jobs -p | wc -l)'
+	assert_not_contains "$OUT" "started 40" "pids bound"
+}
+
+t_docker_memory_limit_is_set() {
+	dk --memory 64m -- sh -c 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes'
+	assert_eq $((64 << 20)) "$OUT" "memory limit ($ERR)"
+}
+
+t_docker_network_none_unless_allowed() {
+	dk -- sh -c 'grep : /proc/net/dev | cut -d: -f1 | tr -d " "'
+	assert_eq lo "$OUT" "interfaces with network none ($ERR)"
+	dk --network host -- sh -c 'grep : /proc/net/dev | cut -d: -f1 | tr -d " " | sort | tr "\n" " "'
+	assert_eq "eth0 lo " "$OUT" "interfaces with network allowed ($ERR)"
+}
+
+t_docker_publish_refused_with_network_none() {
+	dk --publish 127.0.0.1:18999:80 -- true
+	assert_eq 125 "$RC" exit
+	assert_contains "$ERR" "--publish needs network on the docker executor"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+fetch() { python3 -c 'import sys,urllib.request; print(urllib.request.urlopen("http://127.0.0.1:%s/" % sys.argv[1], timeout=2).read().decode().strip())' "$1" 2>/dev/null; }
+
+t_docker_publish_with_network_and_cancel_removes_container() {
+	local port m pid rc
+	docker_up
+	port=$(free_port); m=$(marker web)
+	"$CL" run --runtime docker --network host --publish "127.0.0.1:$port:8080" -- \
+		sh -c "mkdir /tmp/w && echo $m >/tmp/w/index.html && exec httpd -f -p 8080 -h /tmp/w" \
+		>"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!
+	wait_until sh -c "[ \"\$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:$port/\", timeout=2).read().decode().strip())' 2>/dev/null)\" = $m ]" ||
+		fail "published port never served the page ($(cat "$T_TMP/err"))"
+	[ -n "$(containers_of $pid)" ] || fail "no container named after cloister pid $pid"
+	kill -TERM $pid; wait $pid; rc=$?
+	assert_eq 143 "$rc" "cancelled run's exit"
+	assert_eq "" "$(containers_of $pid)" "container left after cancel"
+}
+
+t_docker_timeout_removes_the_container() {
+	local pid rc
+	docker_up
+	"$CL" run --runtime docker --timeout 2 --json-status "$T_TMP/st.json" -- sleep 60 \
+		>"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!
+	wait_until sh -c "[ -n \"\$(docker ps -q --filter name=^cloister-$pid-)\" ]" ||
+		fail "the container never ran"
+	wait $pid; rc=$?
+	assert_eq 124 "$rc" "exit ($(cat "$T_TMP/err"))"
+	assert_eq True "$(py 'j["timed_out"]' <"$T_TMP/st.json")" timed_out
+	assert_eq "" "$(containers_of $pid)" "container left after the timeout"
+}
+
+t_gc_removes_only_containers_of_killed_runs() {
+	local dead live
+	docker_up
+	"$CL" run --runtime docker -- sleep 60 >/dev/null 2>&1 &
+	dead=$!
+	"$CL" run --runtime docker -- sleep 60 >/dev/null 2>&1 &
+	live=$!
+	wait_until sh -c "[ -n \"\$(docker ps -q --filter name=^cloister-$dead-)\" ] && [ -n \"\$(docker ps -q --filter name=^cloister-$live-)\" ]" ||
+		fail "the containers never ran"
+	kill -KILL $dead; wait $dead 2>/dev/null
+	[ -n "$(containers_of $dead)" ] || fail "SIGKILL of cloister removed its container (nothing for gc to do)"
+	clr gc
+	assert_eq 0 "$RC" "gc ($ERR)"
+	assert_contains "$OUT" "cloister gc: removed 1 stale container"
+	assert_eq "" "$(containers_of $dead)" "the killed run's container"
+	[ -n "$(docker ps -q --filter name=^cloister-$live-)" ] || fail "gc removed a live run's container"
+	kill -TERM $live; wait $live
+	assert_eq "" "$(containers_of $live)" "the live run's container after its cancel"
+}
+
+t_docker_volumes_ro_and_rw() {
+	mkdir -p "$T_TMP/ro" "$T_TMP/rw"; echo data >"$T_TMP/ro/f"
+	dk --ro "$T_TMP/ro:/data" --rw "$T_TMP/rw:/out" -- sh -c \
+		'cat /data/f; echo x >/data/g 2>/dev/null && echo ro-writable; echo y >/out/h && echo rw-ok'
+	assert_eq "data
+rw-ok" "$OUT" "volumes ($ERR)"
+	assert_eq y "$(cat "$T_TMP/rw/h")" "written through the rw bind"
+	[ ! -e "$T_TMP/ro/g" ] || fail "wrote through the ro bind"
+}
+
+t_docker_bind_through_symlink_is_refused() {
+	mkdir -p "$T_TMP/real"; ln -s "$T_TMP/real" "$T_TMP/link"
+	dk --ro "$T_TMP/link:/data" -- true
+	assert_eq 125 "$RC" exit
+	assert_contains "$ERR" "goes through a symlink"
+}
+
+t_docker_env_is_the_policy_only() {
+	FOO_LEAK=1 dk --env A=1 -- env
+	assert_contains "$OUT" "A=1"
+	assert_not_contains "$OUT" FOO_LEAK
+	FOO_LEAK=1 dk --env A=1 --inherit-env -- env
+	assert_contains "$OUT" FOO_LEAK=1 "--inherit-env"
+}
+
+t_docker_seccomp_profile_takes_effect() {
+	cat >"$T_TMP/deny-mkdir.json" <<'J'
+{"defaultAction":"SCMP_ACT_ALLOW","syscalls":[{"names":["mkdir","mkdirat"],"action":"SCMP_ACT_ERRNO","errnoRet":1}]}
+J
+	dk --seccomp "$T_TMP/deny-mkdir.json" -- sh -c 'mkdir /tmp/d 2>&1; echo rc=$?'
+	assert_contains "$OUT" "Operation not permitted" "profile's errno"
+	assert_contains "$OUT" "rc=1"
+	dk --seccomp unconfined -- sh -c 'grep ^Seccomp: /proc/self/status'
+	assert_eq "Seccomp:	0" "$OUT" "unconfined ($ERR)"
+	dk --seccomp-bpf /dev/null -- true
+	assert_eq 125 "$RC" "raw BPF refused"
+}
+
+t_docker_caps_dropped_and_added() {
+	dk -- sh -c 'grep -e ^CapEff -e ^CapBnd -e ^NoNewPrivs /proc/self/status'
+	assert_eq "CapEff:	0000000000000000
+CapBnd:	0000000000000000
+NoNewPrivs:	1" "$OUT" "default ($ERR)"
+	dk --cap-add NET_RAW -- sh -c 'grep ^CapBnd /proc/self/status'
+	assert_eq "CapBnd:	0000000000002000" "$OUT" "--cap-add NET_RAW ($ERR)"
+}
+
+t_docker_read_only_root_and_tmpfs_tmp() {
+	dk -- sh -c 'touch /x 2>/dev/null && echo root-writable; touch /tmp/x && echo tmp-ok; grep " /tmp " /proc/mounts | cut -d" " -f3'
+	assert_eq "tmp-ok
+tmpfs" "$OUT" "root ro, /tmp tmpfs ($ERR)"
+}
+
+t_spec_runtime_docker_runs_in_a_container() {
+	local before
+	docker_up
+	echo hello >"$T_TMP/req/in.txt" 2>/dev/null || { mkdir -p "$T_TMP/req"; echo hello >"$T_TMP/req/in.txt"; }
+	before=$(docker ps -aq --filter label=org.cloister.executor=docker | sort)
+	spec 'test "$(cat in.txt)" = hello || exit 9; touch in.txt 2>/dev/null && exit 8; echo r >/result/r.txt || exit 7; echo "{\"status\":\"finished\",\"outputs\":{\"a\":1}}"' docker "\"image\":\"$IMAGE\""
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "exit ($ERR $OUT)"
+	assert_eq "finished 1 docker" "$(py 'j["status"]+" "+str(j["output"]["a"])+" "+j["execution"]["runtime"]' <<<"$OUT")" result
+	assert_eq r "$(cat "$T_TMP/.smithers/sandboxes/r1/s1/result/r.txt")" "written to /result"
+	assert_contains "$("$CL" events r1 --root "$T_TMP")" '"runtime":"docker"' events
+	assert_eq "" "$(comm -13 <(echo "$before") <(docker ps -aq --filter label=org.cloister.executor=docker | sort))" "containers left by this run"
+}
+
+t_spec_runtime_docker_cancel_removes_the_container() {
+	local before pid rc new
+	docker_up
+	before=$(docker ps -aq --filter label=org.cloister.executor=docker | sort)
+	new() { comm -13 <(echo "$before") <(docker ps -aq --filter label=org.cloister.executor=docker | sort); }
+	spec 'sleep 60' docker "\"image\":\"$IMAGE\""
+	"$CL" sandbox run --spec "$T_TMP/spec.json" --json >"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!
+	wait_until sh -c "[ -n \"\$(docker ps -q --filter label=org.cloister.executor=docker --filter status=running | grep -vxF '$before')\" ]" ||
+		fail "the container never ran ($(cat "$T_TMP/err"))"
+	kill -TERM $pid; wait $pid; rc=$?
+	assert_eq 143 "$rc" "cancelled run's exit ($(cat "$T_TMP/err"))"
+	assert_eq "" "$(new)" "containers left by the cancelled run"
+}
+
+t_auto_runs_docker_where_native_cannot() {
+	local out rc
+	docker_up
+	out=$(no_userns "$CL" run --json-status fd:1 -- sh -c 'echo in-docker' 2>"$T_TMP/err"); rc=$?
+	assert_eq 0 "$rc" "exit ($(cat "$T_TMP/err"))"
+	assert_contains "$out" in-docker
+	assert_contains "$out" '"runtime":"docker"'
+	assert_contains "$out" '"runtime_fallback":"native unavailable'
+}
+
+# One table, both executors: probe | expected output | extra options.
+# Known differences are not probed here but documented in
+# docs/executors.md (docker adds HOSTNAME and HOME to the environment).
+probes() {
+	cat <<'P'
+caps|CapEff:	0000000000000000|grep ^CapEff /proc/self/status
+no_new_privs|NoNewPrivs:	1|grep ^NoNewPrivs /proc/self/status
+seccomp_on|Seccomp:	2|grep ^Seccomp: /proc/self/status
+userns_denied|denied|unshare -U true 2>/dev/null && echo allowed || echo denied
+mount_denied|denied|mount -t tmpfs none /mnt 2>/dev/null && echo allowed || echo denied
+root_ro|ro|touch /cl-probe 2>/dev/null && echo rw || echo ro
+tmp_rw|rw|touch /tmp/p && echo rw || echo ro
+net_none|lo|grep : /proc/net/dev | cut -d: -f1 | tr -d " "
+hostname|cloister|cat /proc/sys/kernel/hostname
+pid_ns|isolated|[ $(ls -d /proc/[0-9]* | wc -l) -lt 6 ] && echo isolated || echo host
+env_policy|A=1 LANG PATH TERM|env | grep -v -e ^HOSTNAME= -e ^HOME= -e ^PWD= -e ^SHLVL= | sed "s/=.*//;s/^A$/A=1/" | sort | tr "\n" " " | sed "s/ $//"
+P
+}
+
+t_same_isolation_on_native_and_docker() {
+	local name want cmd rt got bad=""
+	docker_up
+	while IFS='|' read -r name want cmd; do
+		for rt in native docker; do
+			got=$(LANG=C.UTF-8 TERM=dumb "$CL" run --runtime "$rt" --env A=1 -- sh -c "$cmd" 2>&1)
+			[ "$got" = "$want" ] || bad="$bad [$rt $name: '$got' != '$want']"
+		done
+	done < <(probes)
+	[ -z "$bad" ] || fail "isolation differs:$bad"
+}
+
+fi
+
+run_tests
+# A daemon the suite started goes with it (one already running stays).
+if is_root; then bash "$TOP/tests/helpers/dockerd.sh" down; fi
