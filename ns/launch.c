@@ -494,15 +494,14 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
  * and callers that spawn from short-lived threads would lose sandboxes.) */
 static int die_with_parent(const struct cl_policy *p, cl_error *err)
 {
-	pid_t parent = getppid();
+	int rc;
 
 	if (!p->die_with_parent || !p->hooks.supervisor_pdeathsig)
 		return 0;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return cl_fail_errno(err, "setting the parent-death signal");
-	if (getppid() != parent)
+	rc = ns_pdeathsig(getppid(), -1, err);
+	if (rc > 0)
 		raise(SIGKILL);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
