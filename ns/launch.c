@@ -330,6 +330,21 @@ static int clone_fail_bwrap(const struct cl_policy *p, cl_error *err)
 	return cl_fail(err, e, "Creating new namespace failed");
 }
 
+/* A root caller's child that failed before it read its id maps has exited
+ * (its setup error queued before its end closed): writing the maps or
+ * sending them then fails in the parent, but the child's error is the one
+ * that says what went wrong. A child still waiting has sent nothing. */
+static int child_error_first(const struct supervision *s, cl_error *err)
+{
+	struct ns_msg m;
+
+	if (ns_msg_recv(s->sync_fd, &m) == 1 && m.type == NS_MSG_SETUP_ERROR) {
+		err->errnum = m.errnum;
+		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+	}
+	return cl_error_code(err);
+}
+
 static int launch(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
                   cl_error *err)
 {
@@ -379,7 +394,7 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	 * first. */
 	if (c->parent_maps &&
 	    ns_idmap_after_clone(p, s->pid, c->pre_trees, c->pre_root, s->sync_fd, err) < 0)
-		return cl_error_code(err);
+		return child_error_first(s, err);
 	if (s->attach_after_clone && cg_attach(s->cg, s->pid, err) < 0)
 		return cl_error_code(err);
 	return 0;
