@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "src/cleanup.h"
+#include "src/sandbox/layout.h"
 
 struct st_store {
 	sqlite3 *db;
 	char owner_start[32];   /* this process's start time, for liveness */
+	char root[4096];        /* rootDir: where reconciled sandboxes' directories are */
 };
 
 static const char schema[] =
@@ -158,6 +160,7 @@ int st_store_open(const char *root_dir, struct st_store **out, struct sb_error *
 		return rc;
 	}
 	proc_start(getpid(), st->owner_start, sizeof(st->owner_start));
+	snprintf(st->root, sizeof(st->root), "%s", root_dir);   /* fits: checked above */
 	*out = st;
 	return 0;
 }
@@ -192,6 +195,21 @@ static int insert_event(sqlite3 *db, const char *run_id, const char *type, const
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* A killed cloister never ran its cleanup: its request/ and tmp/ go now
+ * (result/ stays, as after any run). Left in place, with a warning, if
+ * they cannot be removed. */
+static void sweep(const struct st_store *st, const char *run, const char *sbx)
+{
+	struct sb_error e = {0};
+	char line[700];
+
+	if (!run || !sbx || sb_layout_sweep(st->root, run, sbx, &e) == 0)
+		return;
+	cl_error_format(&e.base, line, sizeof(line));
+	fprintf(stderr, "cloister: warning: cleaning up sandbox %s of run %s: %s\n", sbx, run, line);
+	sb_error_clear(&e);
+}
+
 static int reconcile_locked(struct st_store *st)
 {
 	sqlite3_stmt *q = NULL;
@@ -222,6 +240,7 @@ static int reconcile_locked(struct st_store *st)
 			sqlite3_step(u);
 		}
 		sqlite3_finalize(u);
+		sweep(st, run, sbx);
 		ev = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:s},s:I}", "type", "SandboxFailed", "runId", run,
 		               "sandboxId", sbx, "runtime", "native", "error", "code", "SANDBOX_EXECUTION_FAILED",
 		               "message", "The cloister process running this sandbox exited before it finished.",

@@ -22,6 +22,15 @@ print(json.dumps(s))
 PY
 }
 run_spec() { clr sandbox run --spec "$T_TMP/spec.json" --json "$@"; }
+# The status of sandbox r1/s1 in the state database, read without cloister
+# (whose readers reconcile first); "" while there is no row.
+row_status() {
+	python3 -c 'import sqlite3,sys
+try: r=sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("select status from sandboxes where sandbox_id=?", ("s1",)).fetchone()
+except sqlite3.Error: r=None
+print(r[0] if r else "")' "$T_TMP/.smithers/cloister.db" 2>/dev/null
+}
+row_status_is() { [ "$(row_status)" = "$1" ]; }
 SBX() { echo "$T_TMP/.smithers/sandboxes/${1:-r1}/${2:-s1}"; }
 ok_result='echo "{\"status\":\"finished\",\"outputs\":{\"answer\":42,\"list\":[1,2]}}"'
 
@@ -465,14 +474,15 @@ t_crash_is_reconciled() {
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
 	"$CL" sandbox run --spec "$T_TMP/spec.json" >/dev/null 2>&1 &
 	pid=$!
-	for _ in $(seq 1200); do
-		st=$("$CL" ps --json --root "$T_TMP" 2>/dev/null | py 'j[0]["status"] if j else ""' 2>/dev/null)
-		[ "$st" = shipped ] && break
-		sleep 0.1
-	done
-	assert_eq shipped "$st" "running row"
+	wait_until row_status_is shipped || fail "no running row: $(row_status)"
 	kill -9 "$pid"; wait "$pid" 2>/dev/null
-	assert_eq failed "$("$CL" ps --json --root "$T_TMP" | py 'j[0]["status"]')" "after the crash"
+	assert_eq "request result tmp" "$(echo $(ls "$(SBX)"))" "left by the killed run"
+	# The next run reconciles it: the row fails, its request/ and tmp/ go.
+	spec "$ok_result" '"sandboxId":"s2"'
+	run_spec
+	assert_eq 0 "$RC" "next run ($ERR)"
+	assert_eq result "$(ls "$(SBX)")" "the killed run's directory after the next run"
+	assert_eq failed "$(row_status)" "after the crash"
 	clr events r1 --root "$T_TMP"
 	assert_contains "$OUT" "exited before it finished"
 	# The sandbox dies with its cloister (the gate never opens).
@@ -486,15 +496,13 @@ t_gc_reconciles_crashed_runs() {
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
 	"$CL" sandbox run --spec "$T_TMP/spec.json" >/dev/null 2>&1 &
 	pid=$!
-	for _ in $(seq 1200); do
-		python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); r=c.execute("select status from sandboxes").fetchone(); sys.exit(0 if r and r[0]=="shipped" else 1)' \
-			"$T_TMP/.smithers/cloister.db" 2>/dev/null && break
-		sleep 0.1
-	done
+	wait_until row_status_is shipped || fail "no running row: $(row_status)"
 	kill -9 "$pid"; wait "$pid" 2>/dev/null
+	assert_eq "request result tmp" "$(echo $(ls "$(SBX)"))" "left by the killed run"
 	(cd "$T_TMP" && "$CL" gc >/dev/null 2>"$T_TMP/gc.err")
 	assert_contains "$(cat "$T_TMP/gc.err")" "1 sandbox(es)"
-	assert_eq failed "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select status from sandboxes").fetchone()[0])' "$T_TMP/.smithers/cloister.db")" "row after gc"
+	assert_eq failed "$(row_status)" "row after gc"
+	assert_eq result "$(ls "$(SBX)")" "the killed run's directory after gc"
 	touch "$T_TMP/gate/go"
 }
 
