@@ -17,16 +17,35 @@
 
 #include "src/cleanup.h"
 #include "src/fdio.h"
+#include "src/sandbox/bundle.h"
 
 #define COPY_MAX_DEPTH 64
 
-static int copy_file(int sfd, int ddir, const char *name, const char *rel, uint64_t *bytes,
+struct copy {
+	const char *src;      /* the requestBundlePath, for messages */
+	uint64_t bytes;       /* copied so far, at most SB_MAX_BUNDLE_BYTES */
+};
+
+/* Smithers' bundle limit, applied to the request copy as it grows (a
+ * file may grow after its fstat). */
+static int over_limit(const struct copy *c, uint64_t more, struct sb_error *e)
+{
+	if (more <= SB_MAX_BUNDLE_BYTES - c->bytes)
+		return 0;
+	return sb_fail(e, SB_INVALID_INPUT, 0,
+	               json_pack("{s:s,s:I}", "bundlePath", c->src, "maxBytes",
+	                         (json_int_t)SB_MAX_BUNDLE_BYTES),
+	               "Sandbox bundle exceeds %llu bytes", SB_MAX_BUNDLE_BYTES);
+}
+
+static int copy_file(int sfd, int ddir, const char *name, const char *rel, struct copy *c,
                      struct sb_error *e)
 {
 	cl_autoclose int out = -1;
 	char buf[65536];
 	struct stat st;
 	ssize_t n;
+	int rc;
 
 	/* Check the opened fd, not the earlier fstatat: the entry may have
 	 * been swapped for a fifo or device in between. */
@@ -35,25 +54,28 @@ static int copy_file(int sfd, int ddir, const char *name, const char *rel, uint6
 	if (!S_ISREG(st.st_mode))
 		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, json_pack("{s:s}", "path", rel),
 		               "Sandbox request bundle may only contain regular files and directories: %s", rel);
+	if ((rc = over_limit(c, (uint64_t)st.st_size, e)) < 0)
+		return rc;
 	out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 	             (st.st_mode & 0755) | 0600);
 	if (out < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping %s", rel);
 	while ((n = read(sfd, buf, sizeof(buf))) != 0) {
-		int rc;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "reading %s", rel);
 		}
+		if ((rc = over_limit(c, (uint64_t)n, e)) < 0)
+			return rc;
 		if ((rc = cl_write_all(out, buf, (size_t)n)) < 0)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing %s", rel);
-		*bytes += (uint64_t)n;
+		c->bytes += (uint64_t)n;
 	}
 	return 0;
 }
 
-static int copy_dir(int sdir, int ddir, const char *prefix, int depth, uint64_t *bytes,
+static int copy_dir(int sdir, int ddir, const char *prefix, int depth, struct copy *c,
                     struct sb_error *e)
 {
 	DIR *d;
@@ -100,7 +122,7 @@ static int copy_dir(int sdir, int ddir, const char *prefix, int depth, uint64_t 
 			if (rc == 0) {
 				char sub_prefix[PATH_MAX + 2];
 				snprintf(sub_prefix, sizeof(sub_prefix), "%s/", rel);
-				rc = copy_dir(sub, dsub, sub_prefix, depth + 1, bytes, e);
+				rc = copy_dir(sub, dsub, sub_prefix, depth + 1, c, e);
 				sub = -1;
 			}
 			if (sub >= 0)
@@ -114,7 +136,7 @@ static int copy_dir(int sdir, int ddir, const char *prefix, int depth, uint64_t 
 				             errno == ELOOP ? 0 : errno, json_pack("{s:s}", "path", rel),
 				             "shipping %s", rel);
 			else {
-				rc = copy_file(rfd, ddir, de->d_name, rel, bytes, e);
+				rc = copy_file(rfd, ddir, de->d_name, rel, c, e);
 				close(rfd);
 			}
 		} else {
@@ -164,7 +186,9 @@ int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, errno, NULL, "shipping");
 	}
 	{
-		int rc = copy_dir(sfd, dfd, "", 0, bytes, e);
+		struct copy c = {.src = src};
+		int rc = copy_dir(sfd, dfd, "", 0, &c, e);
+		*bytes = c.bytes;
 		close(dfd);
 		return rc;
 	}

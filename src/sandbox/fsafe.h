@@ -10,7 +10,8 @@
 
 /* Copies the tree at src into the existing empty directory dst_fd: regular
  * files and directories only; a symlink or special file anywhere fails with
- * TOOL_PATH_ESCAPE / TOOL_PATH_INVALID naming it. Counts bytes copied. */
+ * TOOL_PATH_ESCAPE / TOOL_PATH_INVALID naming it. Counts bytes copied; more
+ * than SB_MAX_BUNDLE_BYTES in all is INVALID_INPUT, as in Smithers. */
 /* openat2 beneath dirfd: no symlink anywhere on rel, no "..", no magic
  * links ("" opens dirfd itself). For paths a sandbox could have written.
  * Returns the fd or -errno (-ELOOP: a symlink on the way). */

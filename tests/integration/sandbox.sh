@@ -354,6 +354,32 @@ t_limits_applied_or_refused_clearly() {
 	fi
 }
 
+# Smithers' bundle limit (100 MiB in all) on the request copy: a file
+# bigger than the limit is refused before it is copied, and so is a second
+# file that takes the total over it. Nothing of the copy is left.
+t_request_copy_size_capped() {
+	local max=$((100 * 1024 * 1024))
+	mkdir -p "$T_TMP/req"
+	truncate -s $((max + 1)) "$T_TMP/req/big"
+	spec "$ok_result"
+	run_spec
+	assert_eq 125 "$RC" "one file over the limit"
+	assert_eq "INVALID_INPUT Sandbox bundle exceeds $max bytes $max" \
+		"$(py 'j["code"]+" "+j["message"]+" "+str(j["details"]["maxBytes"])' <<<"$ERR")" "error ($ERR)"
+	assert_eq result "$(ls "$(SBX)")" "left after the refused copy"
+	rm "$T_TMP/req/big"
+	truncate -s $((max / 2 + 1)) "$T_TMP/req/a" "$T_TMP/req/b"
+	spec "$ok_result" '"sandboxId":"s2"'
+	run_spec
+	assert_eq 125 "$RC" "two files over the limit together"
+	assert_contains "$ERR" "Sandbox bundle exceeds $max bytes"
+	assert_eq result "$(ls "$(SBX r1 s2)")" "left after the second refused copy"
+	rm "$T_TMP/req/b"
+	spec "$ok_result" '"sandboxId":"s3"'
+	run_spec
+	assert_eq 0 "$RC" "half the limit is shipped ($ERR)"
+}
+
 t_no_request_bundle_gets_a_readme() {
 	spec 'grep -q "\"status\": \"pending\"" README.md || exit 3; echo "{\"status\":\"finished\"}"' '"input":{"k":"v"}'
 	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); del s["requestBundlePath"]; json.dump(s, open(sys.argv[1], "w"))' "$T_TMP/spec.json"
