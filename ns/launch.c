@@ -33,6 +33,7 @@
 #include "ns/trace.h"
 #include "seccomp/seccomp.h"
 #include "src/cleanup.h"
+#include "src/clock.h"
 #include "src/executor.h"
 #include "src/parse.h"
 
@@ -54,14 +55,6 @@ struct supervision {
 	int cmd_status;
 	cl_error child_err;     /* setup or exec failure reported by the child */
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static pid_t do_clone(int flags, int cgroup_fd, int *pidfd)
 {
@@ -528,7 +521,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
 	                     .lock_fd = -1, .ctty_fd = -1, .pre_root = -1};
 	struct rusage ru = {0};
-	double t0 = now_ms();
+	double t0 = cl_mono_ms();
 	int rc, init_status = 0;
 
 	c.trace = ns_trace_enabled();
@@ -567,7 +560,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 		if (st->output_truncated)
 			fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
 			        "was discarded\n", (unsigned long long)p->output_limit);
-		st->wall_ms = now_ms() - t0;
+		st->wall_ms = cl_mono_ms() - t0;
 		/* The command never ran when exec failed: bwrap reports no
 		 * exit-code then (clients read its absence as "not started"). */
 		if (s.exec_failed)

@@ -2,6 +2,7 @@
  * stdout/stderr on pipes; this process drains them with a cap and reads
  * the final status back over a third pipe. */
 #define _GNU_SOURCE
+#include "src/clock.h"
 #include "src/sandbox/exec.h"
 
 #include <errno.h>
@@ -100,14 +101,6 @@ static void __attribute__((noreturn)) helper(const struct cl_policy *p, int out,
 	_exit(0);
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 struct drain {
 	int fd[3];           /* stdout, stderr, report */
 	int sig_fd;          /* cancellation signals, or -1 */
@@ -173,7 +166,7 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	pid_t parent = getpid(), pid;
 	/* A backstop only: the executor enforces the timeout itself; this
 	 * catches a helper that never reports. */
-	double deadline = now_ms() + (double)(p->timeout_ms ? p->timeout_ms : 600000) + 120000.0;
+	double deadline = cl_mono_ms() + (double)(p->timeout_ms ? p->timeout_ms : 600000) + 120000.0;
 	bool killed = false;
 	int status, rc = 0, sig_fd = -1;
 	bool masked = false;
@@ -219,7 +212,7 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	d.sig_fd = sig_fd;
 	while (rc == 0 && (d.fd[0] >= 0 || d.fd[1] >= 0 || d.fd[2] >= 0)) {
 		/* Killing the helper takes the sandbox with it (die-with-parent). */
-		if (!killed && (now_ms() > deadline || d.cancelled_by)) {
+		if (!killed && (cl_mono_ms() > deadline || d.cancelled_by)) {
 			kill(pid, SIGKILL);
 			killed = true;
 		}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "src/cleanup.h"
+#include "src/clock.h"
 #include "src/fdio.h"
 #include "src/policy_json.h"
 #include "src/sandbox/bundle.h"
@@ -25,22 +26,6 @@
 #include "src/sandbox/proxy.h"
 #include "src/sandbox/run_internal.h"
 #include "src/status.h"
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-double sb_run_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
 {
@@ -80,7 +65,7 @@ void sb_run_event(struct run *r, const char *type, json_t *payload)
 	json_object_set_new(payload, "type", json_string(type));
 	json_object_set_new(payload, "runId", json_string(r->s->run_id));
 	json_object_set_new(payload, "sandboxId", json_string(r->s->sandbox_id));
-	json_object_set_new(payload, "timestampMs", json_integer(wall_ms()));
+	json_object_set_new(payload, "timestampMs", json_integer(cl_wall_ms()));
 	if (r->o->store && r->o->store->event && (text = sb_dumps_scrubbed(r->secrets, payload)))
 		r->o->store->event(r->o->store->ctx, r->s, type, text);
 	json_decref(payload);
