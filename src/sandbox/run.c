@@ -175,8 +175,10 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		                           "input", r->s->input ? r->s->input : json_object());
 		cl_autofree char *text = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		json_decref(readme);
-		if (!text || (rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+		if (!text)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
+		if ((rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the request README.md");
 		*bytes = strlen(text);
 	}
 	return write_request_files(r, e);
@@ -395,15 +397,18 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		*exit_code = !st || strcmp(st, "finished") == 0 ? 0 : 1;
 	}
 	/* ---- cleanup: request/ and tmp/ go, result/ stays ---- */
+	/* As in Smithers, a failed teardown never replaces the run's own
+	 * outcome (a finished run stays finished, a failure keeps its code):
+	 * it is a warning naming what is left. */
 	{
 		struct sb_error ce = {0};
-		if (sb_layout_cleanup(&r.l, &ce) < 0 && rc == 0) {
-			*e = ce;
-			rc = -EIO;
-			*exit_code = 125;
-		} else {
-			sb_error_clear(&ce);
+		if (sb_layout_cleanup(&r.l, &ce) < 0) {
+			char line[700];
+			cl_error_format(&ce.base, line, sizeof(line));
+			fprintf(stderr, "cloister: warning: sandbox %s: %s (remove it by hand)\n",
+			        s->sandbox_id, line);
 		}
+		sb_error_clear(&ce);
 	}
 	sb_layout_close(&r.l);
 	free(r.config_json);

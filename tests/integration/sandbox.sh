@@ -380,6 +380,19 @@ t_request_copy_size_capped() {
 	assert_eq 0 "$RC" "half the limit is shipped ($ERR)"
 }
 
+# A teardown that fails (a probe makes tmp/ impossible to remove) is a
+# warning: it does not turn a finished run into a failure.
+t_failed_cleanup_is_a_warning() {
+	local probe=$HELPERS/fail_rmdir_tmp.so
+	[ -f "$probe" ] || fail "missing $probe (make build/tests/fail_rmdir_tmp.so)"
+	spec "$ok_result"
+	LD_PRELOAD=$probe run_spec
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	assert_eq finished "$(py 'j["status"]' <<<"$OUT")" status
+	assert_contains "$ERR" "cloister: warning: sandbox s1: removing $(SBX)/tmp: Device or resource busy"
+	assert_eq "result tmp" "$(echo $(ls "$(SBX)"))" "left after the failed cleanup"
+}
+
 t_no_request_bundle_gets_a_readme() {
 	spec 'grep -q "\"status\": \"pending\"" README.md || exit 3; echo "{\"status\":\"finished\"}"' '"input":{"k":"v"}'
 	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); del s["requestBundlePath"]; json.dump(s, open(sys.argv[1], "w"))' "$T_TMP/spec.json"
