@@ -462,8 +462,7 @@ t_egress_proxy_through_relay_without_network() {
 	local port ready="$T_TMP/proxy.ready"
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	proxy_server "$port" "$ready"
-	for _ in $(seq 600); do [ -e "$ready" ] && break; sleep 0.1; done
-	[ -e "$ready" ] || fail "proxy did not start"
+	wait_until test -e "$ready" || fail "proxy did not start"
 	spec 'r=$(python3 -c "import urllib.request,json; print(json.dumps(urllib.request.urlopen(\"http://example.invalid/x\", timeout=60).read().decode()))") || exit 8; echo "{\"status\":\"finished\",\"outputs\":{\"r\":$r,\"p\":\"$http_proxy\"}}"' \
 		"\"egress\":{\"httpProxy\":\"http://127.0.0.1:$port\"}"
 	run_spec
@@ -498,8 +497,10 @@ t_nested_refused() {
 	assert_contains "$ERR" "Nested <Sandbox> execution is disabled by default."
 }
 
+# At least N of the background runs (each writes $T_TMP/rcI) have ended.
+runs_ended() { [ "$(cat "$T_TMP"/rc* 2>/dev/null | wc -l)" -ge "$1" ]; }
 t_concurrency_limit_refuses_extra_runs() {
-	local i n
+	local i
 	mkdir -p "$T_TMP/gate" && chmod 777 "$T_TMP/gate"
 	for i in $(seq 12); do
 		spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
@@ -510,11 +511,7 @@ t_concurrency_limit_refuses_extra_runs() {
 		( "$CL" sandbox run --spec "$T_TMP/spec$i.json" --json >"$T_TMP/out$i" 2>"$T_TMP/err$i"; echo $? >"$T_TMP/rc$i" ) &
 	done
 	# The two refused runs end on their own; the ten admitted wait for the gate.
-	for _ in $(seq 1200); do
-		n=$(cat "$T_TMP"/rc* 2>/dev/null | wc -l)
-		[ "$n" -ge 2 ] && break
-		sleep 0.1
-	done
+	wait_until runs_ended 2 || { touch "$T_TMP/gate/go"; wait; fail "no run was refused"; }
 	touch "$T_TMP/gate/go"
 	wait
 	assert_eq 2 "$(grep -l 'Sandbox concurrency limit reached for run r1 (10).' "$T_TMP"/err* | wc -l)" \
@@ -524,7 +521,7 @@ t_concurrency_limit_refuses_extra_runs() {
 }
 
 t_crash_is_reconciled() {
-	local pid st="" marker=$(marker crash)
+	local pid marker=$(marker crash)
 	mkdir -p "$T_TMP/gate"
 	spec ": $marker; while [ ! -e /gate/go ]; do sleep 0.05; done; echo '{\"status\":\"finished\"}'" \
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
@@ -563,18 +560,13 @@ t_gc_reconciles_crashed_runs() {
 }
 
 t_cancel_by_sigterm_is_recorded_and_cleaned() {
-	local pid rc st=""
+	local pid rc
 	mkdir -p "$T_TMP/gate"
 	spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
 	"$CL" sandbox run --spec "$T_TMP/spec.json" --json >"$T_TMP/out" 2>"$T_TMP/err" &
 	pid=$!
-	for _ in $(seq 1200); do
-		st=$("$CL" ps --json --root "$T_TMP" 2>/dev/null | py 'j[0]["status"] if j else ""' 2>/dev/null)
-		[ "$st" = shipped ] && break
-		sleep 0.1
-	done
-	assert_eq shipped "$st" "running row"
+	wait_until row_status_is shipped || { kill -KILL "$pid"; fail "no running row: $(row_status)"; }
 	kill -TERM "$pid"; wait "$pid"; rc=$?
 	touch "$T_TMP/gate/go"
 	assert_eq 143 "$rc" "exit code"
