@@ -408,6 +408,35 @@ t_failed_cleanup_is_a_warning() {
 	assert_eq "result tmp" "$(echo $(ls "$(SBX)"))" "left after the failed cleanup"
 }
 
+# Subdirectories are shipped whole, a link deep inside is still refused,
+# and so is nesting deeper than 64 directories (in the request copy and
+# in a result bundle's walk alike).
+t_nested_request_and_bundle_depth() {
+	local d="$T_TMP/req" i
+	mkdir -p "$d/a/b/c"; echo deep >"$d/a/b/c/f"
+	spec 'test "$(cat a/b/c/f)" = deep || exit 9; '"$ok_result"
+	run_spec
+	assert_eq 0 "$RC" "nested request ($ERR)"
+	ln -s /etc/passwd "$d/a/b/c/link"
+	spec true '"sandboxId":"s2"'
+	run_spec
+	assert_contains "$ERR" "may not contain symlinks: a/b/c/link" "a link three levels down ($ERR)"
+	rm "$d/a/b/c/link"
+	for i in $(seq 65); do d="$d/d"; done
+	mkdir -p "$d"
+	spec true '"sandboxId":"s3"'
+	run_spec
+	assert_contains "$ERR" "nested deeper than 64 directories" "65 levels ($ERR)"
+	mkdir -p "$T_TMP/b"; echo '{"status":"finished"}' >"$T_TMP/b/README.md"
+	d="$T_TMP/b"; for i in $(seq 64); do d="$d/d"; done
+	mkdir -p "$d"
+	clr bundle validate "$T_TMP/b" --json
+	assert_eq 0 "$RC" "a bundle 64 levels deep ($ERR)"
+	mkdir "$d/d"
+	clr bundle validate "$T_TMP/b" --json
+	assert_contains "$ERR" "nested deeper than 64 directories" "a bundle 65 levels deep"
+}
+
 t_no_request_bundle_gets_a_readme() {
 	spec 'grep -q "\"status\": \"pending\"" README.md || exit 3; echo "{\"status\":\"finished\"}"' '"input":{"k":"v"}'
 	python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); del s["requestBundlePath"]; json.dump(s, open(sys.argv[1], "w"))' "$T_TMP/spec.json"
