@@ -50,7 +50,7 @@ _Noreturn void ns_child_main(struct ns_child *c);
  * the prctl failed. The parent is identified by its pid (`parent` > 0:
  * getppid() must still say it) or, across a pid namespace where getppid()
  * says 0, by a socket whose peer it holds (`peer_fd` >= 0: hung up).
- * Async-signal-safe: used between fork and exec. */
+ * No allocation: used between fork and exec. */
 int ns_pdeathsig(pid_t parent, int peer_fd, cl_error *err);
 
 #endif
