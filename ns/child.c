@@ -31,19 +31,33 @@
 
 /* ---- child (pid 1 in the sandbox, full caps in its own userns only) ---- */
 
+int ns_pdeathsig(pid_t parent, int peer_fd, cl_error *err)
+{
+	struct pollfd pfd = {.fd = peer_fd, .events = POLLIN};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		return cl_fail_errno(err, "setting the parent-death signal");
+	/* After the prctl: a parent that dies later is covered by the signal,
+	 * one that died before shows here. */
+	if (parent > 0 && getppid() != parent)
+		return 1;
+	if (peer_fd >= 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))
+		return 1;
+	return 0;
+}
+
 static int step_die_with_parent(struct ns_child *c, cl_error *err)
 {
-	struct pollfd pfd = {.fd = c->sync_fd, .events = POLLIN};
+	int rc;
 
 	if (!c->p->die_with_parent)
 		return 0;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return cl_fail_errno(err, "setting the parent-death signal");
 	/* The parent may have died before prctl: its end of the sync socket
 	 * is then closed. (getppid() is 0 across a pid namespace.) */
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))
+	rc = ns_pdeathsig(0, c->sync_fd, err);
+	if (rc > 0)
 		_exit(125);
-	return 0;
+	return rc;
 }
 
 static int write_file(const char *path, const char *data, cl_error *err)

@@ -45,5 +45,12 @@ struct ns_child {
 /* Runs in the child after clone: setup steps, then becomes pid 1 (init)
  * and starts the command. Never returns. */
 _Noreturn void ns_child_main(struct ns_child *c);
+/* Sets the parent-death signal (SIGKILL), then tells whether the parent
+ * died before it took effect: 1 if so, 0 if not, -errno with err set if
+ * the prctl failed. The parent is identified by its pid (`parent` > 0:
+ * getppid() must still say it) or, across a pid namespace where getppid()
+ * says 0, by a socket whose peer it holds (`peer_fd` >= 0: hung up).
+ * No allocation: used between fork and exec. */
+int ns_pdeathsig(pid_t parent, int peer_fd, cl_error *err);
 
 #endif

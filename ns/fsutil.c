@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -100,4 +102,21 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s", path);
 	return fd;
+}
+
+int ns_set_attr(int fd, unsigned int flags, uint64_t set, uint64_t clr, const char *what,
+                cl_error *err)
+{
+	struct mount_attr attr = {.attr_set = set, .attr_clr = clr};
+
+	if (mount_setattr(fd, "", AT_EMPTY_PATH | flags, &attr, sizeof(attr)) < 0)
+		return cl_fail_errno(err, "setting mount flags on %s", what);
+	return 0;
+}
+
+int ns_clone_tree(const char *path)
+{
+	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+
+	return fd < 0 ? -errno : fd;
 }

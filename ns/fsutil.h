@@ -5,6 +5,7 @@
 #define NS_FSUTIL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "src/error.h"
@@ -32,5 +33,12 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
  * 0755, without the group or other bits when --perms PERMS has none of
  * that class ((mode_t)-1: no --perms). */
 mode_t ns_parent_mode(mode_t perms);
+/* mount_setattr on the mount fd itself: sets `set` and clears `clr`
+ * (MOUNT_ATTR_*), flags adds AT_RECURSIVE. On failure: "setting mount
+ * flags on WHAT". */
+int ns_set_attr(int fd, unsigned int flags, uint64_t set, uint64_t clr, const char *what,
+                cl_error *err);
+/* A detached recursive clone of the tree at path (open_tree), or -errno. */
+int ns_clone_tree(const char *path);
 
 #endif

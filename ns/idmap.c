@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns/fsutil.h"
 #include "ns/sync.h"
 #include "src/cleanup.h"
 #include "src/fdio.h"
@@ -27,9 +28,9 @@ bool ns_idmap_by_parent(const struct cl_policy *p)
 
 static int open_tree_of(const char *path, const char *what, cl_error *err)
 {
-	int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	int fd = ns_clone_tree(path);
 
-	return fd < 0 ? cl_fail_errno(err, "%s %s", what, path) : fd;
+	return fd < 0 ? cl_fail(err, -fd, "%s %s", what, path) : fd;
 }
 
 int ns_idmap_open_trees(const struct cl_policy *p, int *trees, int *root, cl_error *err)

@@ -37,6 +37,7 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 {
 	const struct cl_policy *p = c->p;
 	const char *wd = p->workdir ? p->workdir : "/";
+	int rc;
 
 	/* Die with init too. In a pid namespace init's death already ends
 	 * the command; without one (bwrap without --unshare-pid) this is all
@@ -44,10 +45,11 @@ static int cmd_prepare(struct ns_child *c, cl_error *err)
 	 * supervisor) before this prctl: the command would then run on,
 	 * orphaned. So, after the prctl, a parent other than init means it is
 	 * gone; nobody is left to report to. */
-	if (p->die_with_parent && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return cl_fail_errno(err, "setting the parent-death signal");
-	if (c->init_pid && getppid() != c->init_pid)
+	if (p->die_with_parent && (rc = ns_pdeathsig(c->init_pid, -1, err)) != 0) {
+		if (rc < 0)
+			return rc;
 		_exit(125);
+	}
 	/* New session: the command cannot reach the caller's terminal with
 	 * TIOCSTI and is not in the caller's process group. */
 	if ((p->new_session || c->ctty_fd >= 0) && setsid() < 0)

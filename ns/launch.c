@@ -33,6 +33,7 @@
 #include "ns/trace.h"
 #include "seccomp/seccomp.h"
 #include "src/cleanup.h"
+#include "src/clock.h"
 #include "src/executor.h"
 #include "src/parse.h"
 
@@ -54,14 +55,6 @@ struct supervision {
 	int cmd_status;
 	cl_error child_err;     /* setup or exec failure reported by the child */
 };
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static pid_t do_clone(int flags, int cgroup_fd, int *pidfd)
 {
@@ -338,6 +331,21 @@ static int clone_fail_bwrap(const struct cl_policy *p, cl_error *err)
 	return cl_fail(err, e, "Creating new namespace failed");
 }
 
+/* A root caller's child that failed before it read its id maps has exited
+ * (its setup error queued before its end closed): writing the maps or
+ * sending them then fails in the parent, but the child's error is the one
+ * that says what went wrong. A child still waiting has sent nothing. */
+static int child_error_first(const struct supervision *s, cl_error *err)
+{
+	struct ns_msg m;
+
+	if (ns_msg_recv(s->sync_fd, &m) == 1 && m.type == NS_MSG_SETUP_ERROR) {
+		err->errnum = m.errnum;
+		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+	}
+	return cl_error_code(err);
+}
+
 static int launch(const struct cl_policy *p, struct supervision *s, struct ns_child *c,
                   cl_error *err)
 {
@@ -398,7 +406,7 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 	 * first. */
 	if (c->parent_maps &&
 	    ns_idmap_after_clone(p, s->pid, c->pre_trees, c->pre_root, s->sync_fd, err) < 0)
-		return cl_error_code(err);
+		return child_error_first(s, err);
 	if (s->attach_after_clone && cg_attach(s->cg, s->pid, err) < 0)
 		return cl_error_code(err);
 	return 0;
@@ -513,15 +521,14 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
  * and callers that spawn from short-lived threads would lose sandboxes.) */
 static int die_with_parent(const struct cl_policy *p, cl_error *err)
 {
-	pid_t parent = getppid();
+	int rc;
 
 	if (!p->die_with_parent || !p->hooks.supervisor_pdeathsig)
 		return 0;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		return cl_fail_errno(err, "setting the parent-death signal");
-	if (getppid() != parent)
+	rc = ns_pdeathsig(getppid(), -1, err);
+	if (rc > 0)
 		raise(SIGKILL);
-	return 0;
+	return rc < 0 ? rc : 0;
 }
 
 static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
@@ -533,7 +540,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
 	                     .lock_fd = -1, .ctty_fd = -1, .pre_root = -1};
 	struct rusage ru = {0};
-	double t0 = now_ms();
+	double t0 = cl_mono_ms();
 	int rc, init_status = 0;
 
 	c.trace = ns_trace_enabled();
@@ -572,7 +579,7 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 		if (st->output_truncated)
 			fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
 			        "was discarded\n", (unsigned long long)p->output_limit);
-		st->wall_ms = now_ms() - t0;
+		st->wall_ms = cl_mono_ms() - t0;
 		/* The command never ran when exec failed: bwrap reports no
 		 * exit-code then (clients read its absence as "not started"). */
 		if (s.exec_failed)

@@ -50,15 +50,6 @@ struct mount_ctx {
 	int pre_root;      /* --rootfs tree opened by the parent, or -1 */
 };
 
-static int set_attr(int fd, unsigned int flags, uint64_t set, cl_error *err, const char *what)
-{
-	struct mount_attr attr = {.attr_set = set};
-
-	if (mount_setattr(fd, "", AT_EMPTY_PATH | flags, &attr, sizeof(attr)) < 0)
-		return cl_fail_errno(err, "setting mount flags on %s", what);
-	return 0;
-}
-
 uint64_t ns_bind_attrs(unsigned flags)
 {
 	uint64_t a = MOUNT_ATTR_NOSUID;
@@ -77,7 +68,6 @@ static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, cha
 	const char *what = m->src ? m->src : "(fd)";
 	const char *path = m->src;
 	char fdpath[PATH_MAX];
-	unsigned int fl = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE;
 
 	/* An fd source belongs to the caller's mount namespace, which
 	 * open_tree refuses to clone from here: bind its path instead. */
@@ -94,19 +84,23 @@ static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, cha
 			return *link ? 0 : cl_fail(err, ENOMEM, "reading link %s", what);
 		}
 	}
-	*tree = open_tree(AT_FDCWD, path, fl);
-	if (*tree >= 0 && m->src_fd >= 0 && ns_fd_same_file(m->src_fd, *tree, err) < 0)
-		return cl_error_code(err);
+	*tree = ns_clone_tree(path);
 	if (*tree < 0) {
-		if (errno == ENOENT && (m->flags & CL_MF_TRY))
+		int e = -*tree;
+		*tree = -1;
+		if (e == ENOENT && (m->flags & CL_MF_TRY))
 			return 0;
-		return cl_fail_errno(err, bwrap_msgs ? "Can't find source path %s" : "bind source %s",
-		                     what);
+		return cl_fail(err, e, bwrap_msgs ? "Can't find source path %s" : "bind source %s",
+		               what);
 	}
-	return set_attr(*tree, AT_RECURSIVE, ns_bind_attrs(m->flags), err, what);
+	if (m->src_fd >= 0 && ns_fd_same_file(m->src_fd, *tree, err) < 0)
+		return cl_error_code(err);
+	return ns_set_attr(*tree, AT_RECURSIVE, ns_bind_attrs(m->flags), 0, what, err);
 }
 
-static int clone_host_node(const char *path, int *out, cl_error *err)
+/* A host device node, nosuid; noexec unless `exec` (bwrap's device binds
+ * keep exec even where the host's /dev is noexec): one mount_setattr. */
+static int clone_host_node(const char *path, bool exec, int *out, cl_error *err)
 {
 	*out = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (*out < 0) {
@@ -114,7 +108,8 @@ static int clone_host_node(const char *path, int *out, cl_error *err)
 			return 0;
 		return cl_fail_errno(err, "cloning %s", path);
 	}
-	return set_attr(*out, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err, path);
+	return ns_set_attr(*out, 0, MOUNT_ATTR_NOSUID | (exec ? 0 : MOUNT_ATTR_NOEXEC),
+	                   exec ? MOUNT_ATTR_NOEXEC : 0, path, err);
 }
 
 /* Step 1: every host-side source is captured before the host view changes. */
@@ -143,20 +138,20 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 	for (size_t i = 0; need_dev && i < N_DEV_NODES; i++) {
 		char path[32];
 		snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-		rc = clone_host_node(path, &c->dev[i], err);
+		rc = clone_host_node(path, p->hooks.bwrap_mounts, &c->dev[i], err);
 		if (rc < 0)
 			return rc;
 	}
 	if (need_dev && p->hooks.console_tty[0] &&
-	    (rc = clone_host_node(p->hooks.console_tty, &c->console, err)) < 0)
+	    (rc = clone_host_node(p->hooks.console_tty, true, &c->console, err)) < 0)
 		return rc;
 	if (need_proc && !p->hooks.bwrap_mounts)
-		return clone_host_node("/dev/null", &c->devnull, err);
+		return clone_host_node("/dev/null", false, &c->devnull, err);
 	return 0;
 }
 
-static int new_fs(const char *type, const char *mode, uint64_t size, uint64_t attrs,
-                  const char *what, cl_error *err)
+static int new_fs(const struct mount_ctx *c, const char *type, const char *mode, uint64_t size,
+                  uint64_t attrs, const char *what, cl_error *err)
 {
 	cl_autoclose int fsfd = fsopen(type, FSOPEN_CLOEXEC);
 	char sz[32];
@@ -164,8 +159,10 @@ static int new_fs(const char *type, const char *mode, uint64_t size, uint64_t at
 
 	if (fsfd < 0)
 		return cl_fail_errno(err, "creating %s for %s", type, what);
-	/* The source is named after the type, as mount(8) and bwrap do. */
-	if (fsconfig(fsfd, FSCONFIG_SET_STRING, "source", type, 0) < 0)
+	/* bwrap mode names the source after the type, as mount(8) and bwrap
+	 * do (clients compare mountinfo); cloister run saves the syscall: its
+	 * mountinfo says "none". */
+	if (c->p->hooks.bwrap_mounts && fsconfig(fsfd, FSCONFIG_SET_STRING, "source", type, 0) < 0)
 		return cl_fail_errno(err, "naming %s for %s", type, what);
 	if (mode && fsconfig(fsfd, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
 		return cl_fail_errno(err, "setting mode of %s", what);
@@ -207,7 +204,7 @@ static int do_tmpfs(struct mount_ctx *c, const struct cl_mount *m, int destfd, c
 	cl_autoclose int mfd = -1;
 
 	mode_str(m->mode, 0755, mode, sizeof(mode));
-	mfd = new_fs("tmpfs", mode, m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, m->dest, err);
+	mfd = new_fs(c, "tmpfs", mode, m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, m->dest, err);
 	if (mfd < 0)
 		return mfd;
 	return attach(mfd, destfd, "", m->dest, err);
@@ -231,7 +228,7 @@ static int mask_entry(struct mount_ctx *c, int procfd, const char *name, bool di
 		if (t < 0)
 			return cl_fail_errno(err, "masking /proc/%s", name);
 	} else if (dir) {
-		t = new_fs("tmpfs", "0555", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+		t = new_fs(c, "tmpfs", "0555", 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		           MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, name, err);
 		if (t < 0)
 			return t;
@@ -254,8 +251,8 @@ static int readonly_entry(int procfd, const char *name, cl_error *err)
 
 	if (t < 0)
 		return errno == ENOENT ? 0 : cl_fail_errno(err, "making /proc/%s read-only", name);
-	if (set_attr(t, AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-	             err, name) < 0)
+	if (ns_set_attr(t, AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	                0, name, err) < 0)
 		return cl_error_code(err);
 	return attach(t, procfd, name, name, err);
 }
@@ -288,7 +285,7 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 	const char *first_file = NULL, *first_dir = NULL;
 	int rc;
 
-	mfd = new_fs("proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	mfd = new_fs(c, "proc", NULL, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
 	             m->dest, err);
 	/* Sharing the caller's pid namespace, a new proc is refused without
 	 * privilege over it; like bwrap, show the caller's /proc then. */
@@ -331,28 +328,18 @@ static int dev_symlinks(int devfd, cl_error *err)
 	return 0;
 }
 
-static int dev_subfs(int devfd, const char *name, const char *type, const char *mode,
-                     cl_error *err)
+static int dev_subfs(const struct mount_ctx *c, int devfd, const char *name, const char *type,
+                     const char *mode, cl_error *err)
 {
 	cl_autoclose int mfd = -1;
 
 	if (mkdirat(devfd, name, 0755) < 0 && errno != EEXIST)
 		return cl_fail_errno(err, "creating /dev/%s", name);
-	mfd = new_fs(type, mode, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC |
+	mfd = new_fs(c, type, mode, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC |
 	             (strcmp(type, "devpts") ? MOUNT_ATTR_NODEV : 0), name, err);
 	if (mfd < 0)
 		return mfd;
 	return attach(mfd, devfd, name, name, err);
-}
-
-/* bwrap's device binds keep exec (the host's /dev may be noexec). */
-static int allow_exec(int tree, const char *what, cl_error *err)
-{
-	struct mount_attr attr = {.attr_clr = MOUNT_ATTR_NOEXEC};
-
-	if (tree >= 0 && mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-		return cl_fail_errno(err, "setting mount flags on /dev/%s", what);
-	return 0;
 }
 
 /* bwrap: the caller's terminal (stdout's) is DEV/console, so ttyname()
@@ -367,13 +354,12 @@ static int dev_console(struct mount_ctx *c, int devfd, cl_error *err)
 	close(fd);
 	/* A second --dev gets its own clone (the first one's was attached);
 	 * the host's tree is still reachable: pivot_root comes last. */
-	if (c->console < 0 && (rc = clone_host_node(c->p->hooks.console_tty, &c->console, err)) < 0)
+	if (c->console < 0 &&
+	    (rc = clone_host_node(c->p->hooks.console_tty, true, &c->console, err)) < 0)
 		return rc;
 	if (c->console < 0)
 		return 0;   /* the terminal went away */
-	rc = allow_exec(c->console, "console", err);
-	if (rc == 0)
-		rc = attach(c->console, devfd, "console", "console", err);
+	rc = attach(c->console, devfd, "console", "console", err);
 	if (rc == 0)
 		c->console = -1;   /* attached: no longer ours to close */
 	return rc;
@@ -389,7 +375,7 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 	/* nodev on the tmpfs itself: the device nodes are bind mounts of
 	 * their own, checked against their own flags. bwrap's /dev allows
 	 * exec (and its nodes too); cloister run's does not. */
-	mfd = new_fs("tmpfs", "0755", m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	mfd = new_fs(c, "tmpfs", "0755", m->size, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 	             (bw ? 0 : MOUNT_ATTR_NOEXEC), m->dest, err);
 	if (mfd < 0)
 		return mfd;
@@ -406,15 +392,13 @@ static int do_dev(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl_
 		if (fd < 0)
 			return cl_fail_errno(err, "creating /dev/%s", dev_nodes[i]);
 		close(fd);
-		if (bw && (rc = allow_exec(c->dev[i], dev_nodes[i], err)) < 0)
-			return rc;
 	}
 	rc = attach(mfd, destfd, "", m->dest, err);
 	for (size_t i = 0; rc == 0 && i < N_DEV_NODES; i++)
 		if (c->dev[i] >= 0)
 			rc = attach(c->dev[i], devfd, dev_nodes[i], dev_nodes[i], err);
 	if (rc == 0)
-		rc = dev_subfs(devfd, "pts", "devpts", "0620", err);
+		rc = dev_subfs(c, devfd, "pts", "devpts", "0620", err);
 	/* /dev/shm is a directory on the /dev tmpfs (as bwrap does): one
 	 * superblock less per launch. bwrap's is 0755; cloister run's sticky
 	 * and world-writable (fchmodat: mkdir's mode is umasked). */
@@ -503,7 +487,7 @@ static int do_remount_ro(struct mount_ctx *c, const struct cl_mount *m, cl_error
 	t = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (t < 0)
 		return cl_fail_errno(err, "remounting %s read-only", m->dest);
-	if (set_attr(t, AT_RECURSIVE, MOUNT_ATTR_RDONLY, err, m->dest) < 0)
+	if (ns_set_attr(t, AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0, m->dest, err) < 0)
 		return cl_error_code(err);
 	return attach(t, fd, "", m->dest, err);
 }
@@ -548,7 +532,7 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 		if (m->kind == CL_MNT_DEV)
 			return do_dev(c, m, destfd, err);
 		{
-			cl_autoclose int mfd = new_fs("mqueue", NULL, 0, MOUNT_ATTR_NOSUID |
+			cl_autoclose int mfd = new_fs(c, "mqueue", NULL, 0, MOUNT_ATTR_NOSUID |
 			                              MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, m->dest, err);
 			return mfd < 0 ? mfd : attach(mfd, destfd, "", m->dest, err);
 		}
@@ -569,13 +553,14 @@ static int make_root(struct mount_ctx *c, cl_error *err)
 	if (c->pre_root >= 0) {
 		mfd = c->pre_root;   /* opened and flagged by the parent */
 	} else if (p->rootfs) {
-		mfd = open_tree(AT_FDCWD, p->rootfs, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		mfd = ns_clone_tree(p->rootfs);
 		if (mfd < 0)
-			return cl_fail_errno(err, "opening --rootfs %s", p->rootfs);
-		if (set_attr(mfd, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, err, p->rootfs) < 0)
+			return cl_fail(err, -mfd, "opening --rootfs %s", p->rootfs);
+		if (ns_set_attr(mfd, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, p->rootfs,
+		                err) < 0)
 			return cl_error_code(err);
 	} else {
-		mfd = new_fs("tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/", err);
+		mfd = new_fs(c, "tmpfs", "0755", 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/", err);
 		if (mfd < 0)
 			return mfd;
 	}
@@ -605,7 +590,7 @@ static int refresh_root(struct mount_ctx *c, const char *dest, cl_error *err)
 static int pivot(struct mount_ctx *c, cl_error *err)
 {
 	if (c->p->root_readonly &&
-	    set_attr(c->rootfd, 0, MOUNT_ATTR_RDONLY, err, "/") < 0)
+	    ns_set_attr(c->rootfd, 0, MOUNT_ATTR_RDONLY, 0, "/", err) < 0)
 		return cl_error_code(err);
 	if (fchdir(c->rootfd) < 0)
 		return cl_fail_errno(err, "entering the new root");

@@ -105,7 +105,7 @@ int ns_mount_bind_data(int rootfd, const struct cl_mount *m, const struct ns_cre
 {
 	cl_autoclose int mfd = private_tmpfs(m->dest, err);
 	cl_autoclose int tree = -1;
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 
 	if (mfd < 0)
 		return mfd;
@@ -115,9 +115,9 @@ int ns_mount_bind_data(int rootfd, const struct cl_mount *m, const struct ns_cre
 	if (tree < 0)
 		return cl_fail_errno(err, "Can't bind data on %s", m->dest);
 	if (m->flags & CL_MF_RO)
-		attr.attr_set |= MOUNT_ATTR_RDONLY;
-	if (mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-		return cl_fail_errno(err, "setting mount flags on %s", m->dest);
+		attrs |= MOUNT_ATTR_RDONLY;
+	if (ns_set_attr(tree, 0, attrs, 0, m->dest, err) < 0)
+		return cl_error_code(err);
 	return attach_at(tree, rootfd, m->dest, NS_NODE_FILE, how, err);
 }
 
@@ -276,14 +276,12 @@ int ns_fd_same_file(int fd, int tree, cl_error *err)
 
 int ns_mount_host_proc(int destfd, const struct cl_mount *m, cl_error *err)
 {
-	cl_autoclose int t = open_tree(AT_FDCWD, "/proc", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-	                               AT_RECURSIVE);
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	cl_autoclose int t = ns_clone_tree("/proc");
 
 	if (t < 0)
-		return cl_fail_errno(err, "binding the caller's /proc on %s", m->dest);
-	if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-		return cl_fail_errno(err, "setting mount flags on %s", m->dest);
+		return cl_fail(err, -t, "binding the caller's /proc on %s", m->dest);
+	if (ns_set_attr(t, AT_RECURSIVE, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0, m->dest, err) < 0)
+		return cl_error_code(err);
 	if (move_mount(t, "", destfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return cl_fail_errno(err, "Can't mount proc on %s", m->dest);
 	return 0;

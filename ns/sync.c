@@ -4,6 +4,7 @@
 #include "ns/sync.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -116,10 +117,20 @@ int ns_msg_recv_from(int fd, struct ns_msg *m, int *passfd, pid_t *from)
 	ssize_t n;
 	pid_t sender = 0;
 
+	bool reset = false;
+
 	*passfd = -1;
-	do
+	/* ECONNRESET: the peer closed while a message of ours was still
+	 * unread (a child that failed before reading its id maps). The kernel
+	 * reports that once, ahead of what the peer sent before it closed:
+	 * read on, or its setup error is lost. */
+	do {
 		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+		if (n < 0 && errno == ECONNRESET && !reset) {
+			reset = true;
+			errno = EINTR;   /* read again, once */
+		}
+	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;
 	*passfd = take_fds(&mh, &sender);

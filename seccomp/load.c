@@ -25,8 +25,10 @@ int sc_load(const struct sc_program *prog)
 
 void sc_program_free(struct sc_program *prog)
 {
-	free(prog->filter);
+	if (!prog->builtin)
+		free(prog->filter);
 	prog->filter = NULL;
+	prog->builtin = false;
 	prog->len = 0;
 	prog->flags = 0;
 }

@@ -103,18 +103,15 @@ static void warn_unknown(const char *spec, const char *names)
 }
 
 /* The built-in profile was compiled and self-checked at build time; the
- * launch only copies it (the caller frees programs it gets). */
-static int builtin_program(const struct sc_context *ctx, struct sc_program *out, cl_error *err)
+ * launch uses it in place (read-only data: the kernel only reads it). */
+static int builtin_program(const struct sc_context *ctx, struct sc_program *out)
 {
 	const struct sc_builtin *b = ctx->allow_nested ? &sc_default_bpf_nested : &sc_default_bpf;
-	size_t size = b->len * sizeof(*b->filter);
 
-	out->filter = malloc(size);
-	if (!out->filter)
-		return cl_fail(err, ENOMEM, "preparing the default seccomp program");
-	memcpy(out->filter, b->filter, size);
+	out->filter = (struct sock_filter *)b->filter;
 	out->len = b->len;
 	out->flags = 0;
+	out->builtin = true;
 	return 0;
 }
 
@@ -148,7 +145,7 @@ static int compile_profile(const char *spec, const struct sc_context *ctx,
 int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *out,
              cl_error *err)
 {
-	int rc = strcmp(spec, "default") == 0 ? builtin_program(ctx, out, err)
+	int rc = strcmp(spec, "default") == 0 ? builtin_program(ctx, out)
 	                                      : compile_profile(spec, ctx, out, err);
 
 	if (rc == 0 && debug())
@@ -161,9 +158,7 @@ int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err)
 {
 	struct sc_context ctx = {.caps = p->caps_keep, .allow_nested = p->allow_nested};
 
-	out->filter = NULL;
-	out->len = 0;
-	out->flags = 0;
+	*out = (struct sc_program){0};
 	switch (p->seccomp) {
 	case CL_SC_UNCONFINED:
 		return 0;

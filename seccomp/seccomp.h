@@ -4,6 +4,7 @@
 #define SC_SECCOMP_H
 
 #include <linux/filter.h>
+#include <stdbool.h>
 
 #include "src/error.h"
 #include "src/policy.h"
@@ -12,6 +13,7 @@ struct sc_program {
 	struct sock_filter *filter;  /* NULL/len 0 = no filter (unconfined) */
 	unsigned short len;
 	unsigned flags;              /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
+	bool builtin;                /* filter is the built-in program: not ours to free */
 };
 
 /* Parent side, before clone: resolve p->seccomp into a program. */

@@ -94,16 +94,22 @@ struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kin
 	return m;
 }
 
+/* RAM does not change while we parse: sysinfo() once, however many
+ * --tmpfs there are. */
 uint64_t cl_policy_default_tmpfs_size(void)
 {
+	static uint64_t size;
 	struct sysinfo si;
 	uint64_t ram;
 
+	if (size)
+		return size;
 	if (sysinfo(&si) < 0)
-		return CL_DEFAULT_TMPFS_MAX;
+		return size = CL_DEFAULT_TMPFS_MAX;
 	ram = (uint64_t)si.totalram * si.mem_unit;
-	return ram / CL_DEFAULT_TMPFS_RAM_DIV < CL_DEFAULT_TMPFS_MAX && ram
+	size = ram / CL_DEFAULT_TMPFS_RAM_DIV < CL_DEFAULT_TMPFS_MAX && ram
 	       ? ram / CL_DEFAULT_TMPFS_RAM_DIV : CL_DEFAULT_TMPFS_MAX;
+	return size;
 }
 
 int cl_policy_add_default_mounts(struct cl_policy *p, cl_error *err)

@@ -42,10 +42,11 @@ wait_until() {
 # A marker unique to the running test: put it on the command line of
 # anything the test starts, so a leftover check finds only its own.
 marker() { echo "clmark-${T_TMP##*.}-$1"; }
-# Waits until PATH exists (deadline in seconds, default 60).
-wait_for_path() {
-	local deadline=$((SECONDS + ${2:-60}))
-	while [ ! -e "$1" ]; do [ $SECONDS -lt $deadline ] || return 1; sleep 0.02; done
+# Waits (as wait_until) until FILE has a line matching the ERE; prints the
+# first such line. For logs written as the test runs (strace -o, ...).
+wait_line() {  # FILE ERE
+	wait_until grep -qE -- "$2" "$1" 2>/dev/null || return 1
+	grep -E -m1 -- "$2" "$1"
 }
 # SIGKILLs PID and waits (pidfds, 60 s deadline) until every process of the
 # tree it had is gone; fails naming what is left. Scoped to that tree.

@@ -127,6 +127,7 @@ struct walk {
 	char **patches;
 	size_t n_patches;
 	const char *bundle_path;
+	int depth;            /* of the directory being read below the bundle's root */
 };
 
 static bool is_patch(const char *rel)
@@ -141,72 +142,57 @@ static int escape_at(struct sb_error *e, const char *rel, const char *why)
 	return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "path", rel), "%s", why);
 }
 
-static int walk_dir(int dfd, const char *prefix, int depth, struct walk *w, struct sb_error *e)
+static int walk_entry(int dfd, const char *name, const char *rel, void *ctx, struct sb_error *e);
+
+static int walk_subdir(struct walk *w, int dfd, const char *name, const char *rel,
+                       struct sb_error *e)
 {
-	DIR *d;
-	struct dirent *de;
-	int rc = 0;
+	int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
 
-	if (depth > WALK_MAX_DEPTH)
-		return sb_invalid(e, NULL, "Sandbox bundle is nested deeper than %d directories.", WALK_MAX_DEPTH);
-	if (!(d = fdopendir(dfd))) {
-		close(dfd);
-		return sb_fail(e, SB_INVALID_INPUT, errno, NULL, "reading sandbox bundle directory %s",
-		               *prefix ? prefix : ".");
+	if (sub < 0)   /* it was a directory a moment ago: swapped under us */
+		return errno == ELOOP || errno == ENOTDIR
+		       ? escape_at(e, rel, "Sandbox bundle may not contain symlinks.")
+		       : sb_fail(e, SB_INVALID_INPUT, errno, NULL, "opening sandbox bundle directory %s", rel);
+	if (w->depth >= WALK_MAX_DEPTH) {
+		close(sub);
+		return sb_invalid(e, NULL, "Sandbox bundle is nested deeper than %d directories.",
+		                  WALK_MAX_DEPTH);
 	}
-	while (rc == 0 && (errno = 0, de = readdir(d))) {
-		char rel[PATH_MAX];
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		if (++w->entries > WALK_MAX_ENTRIES) {
-			rc = sb_invalid(e, NULL, "Sandbox bundle has more than %d entries.", WALK_MAX_ENTRIES);
-			break;
-		}
-		if ((size_t)snprintf(rel, sizeof(rel), "%s%s", prefix, de->d_name) >= sizeof(rel)) {
-			rc = sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Sandbox bundle path is too long.");
-			break;
-		}
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = sb_fail(e, SB_INVALID_INPUT, errno, NULL, "reading sandbox bundle entry %s", rel);
-			break;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			rc = escape_at(e, rel, "Sandbox bundle may not contain symlinks.");
-		} else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			char sub_prefix[PATH_MAX + 2];
-			if (sub < 0) {
-				/* It was a directory a moment ago: swapped under us. */
-				rc = errno == ELOOP || errno == ENOTDIR
-				     ? escape_at(e, rel, "Sandbox bundle may not contain symlinks.")
-				     : sb_fail(e, SB_INVALID_INPUT, errno, NULL, "opening sandbox bundle directory %s", rel);
-				break;
-			}
-			snprintf(sub_prefix, sizeof(sub_prefix), "%s/", rel);
-			rc = walk_dir(sub, sub_prefix, depth + 1, w, e);
-		} else if (S_ISREG(st.st_mode)) {
-			w->bytes += (uint64_t)st.st_size;
-			if (is_patch(rel)) {
-				char **np = realloc(w->patches, (w->n_patches + 1) * sizeof(*np));
-				if (!np || !(np[w->n_patches] = strdup(rel))) {
-					if (np)
-						w->patches = np;
-					rc = sb_fail(e, SB_INVALID_INPUT, ENOMEM, NULL, "listing patches");
-					break;
-				}
-				w->patches = np;
-				w->n_patches++;
-			}
-		}
-		/* Sockets, fifos and devices are not bundle content: ignored, as
-		 * Smithers ignores them. */
-	}
-	if (rc == 0 && errno != 0)
-		rc = sb_fail(e, SB_INVALID_INPUT, errno, NULL, "reading sandbox bundle directory");
-	closedir(d);
+	w->depth++;
+	rc = sb_each_entry(sub, rel, SB_INVALID_INPUT, "sandbox bundle directory", walk_entry, w, e);
+	w->depth--;
 	return rc;
+}
+
+static int add_patch(struct walk *w, const char *rel, struct sb_error *e)
+{
+	char **np = realloc(w->patches, (w->n_patches + 1) * sizeof(*np));
+
+	if (np)
+		w->patches = np;
+	if (!np || !(np[w->n_patches] = strdup(rel)))
+		return sb_fail(e, SB_INVALID_INPUT, ENOMEM, NULL, "listing patches");
+	w->n_patches++;
+	return 0;
+}
+
+static int walk_entry(int dfd, const char *name, const char *rel, void *ctx, struct sb_error *e)
+{
+	struct walk *w = ctx;
+	struct stat st;
+
+	if (++w->entries > WALK_MAX_ENTRIES)
+		return sb_invalid(e, NULL, "Sandbox bundle has more than %d entries.", WALK_MAX_ENTRIES);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sb_fail(e, SB_INVALID_INPUT, errno, NULL, "reading sandbox bundle entry %s", rel);
+	if (S_ISLNK(st.st_mode))
+		return escape_at(e, rel, "Sandbox bundle may not contain symlinks.");
+	if (S_ISDIR(st.st_mode))
+		return walk_subdir(w, dfd, name, rel, e);
+	if (!S_ISREG(st.st_mode))
+		return 0;   /* sockets, fifos, devices: not bundle content, ignored as Smithers does */
+	w->bytes += (uint64_t)st.st_size;
+	return is_patch(rel) ? add_patch(w, rel, e) : 0;
 }
 
 static int read_readme(int bfd, const char *path, json_t **manifest, struct sb_error *e)
@@ -293,7 +279,7 @@ static int validate_fd(int bfd, const char *path, struct sb_bundle *b, struct sb
 	b->status = json_string_value(json_object_get(b->manifest, "status"));
 	if ((sub = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return sb_fail(e, SB_INVALID_INPUT, errno, NULL, "reading sandbox bundle %s", path);
-	rc = walk_dir(sub, "", 0, &w, e);
+	rc = sb_each_entry(sub, "", SB_INVALID_INPUT, "sandbox bundle directory", walk_entry, &w, e);
 	b->patch_files = w.patches;
 	b->n_patch_files = w.n_patches;
 	b->size_bytes = w.bytes;

@@ -8,11 +8,6 @@
 #include "src/sandbox/egress.h"
 #include "src/sandbox/spec.h"
 
-static bool has_nul(const json_t *v)
-{
-	return strlen(json_string_value(v)) != json_string_length(v);
-}
-
 static int opt_str(json_t *obj, const char *key, const char *field, const char **out,
                    struct sb_error *e)
 {
@@ -21,7 +16,7 @@ static int opt_str(json_t *obj, const char *key, const char *field, const char *
 	if (!v)
 		return 0;
 	if (!json_is_string(v) || json_string_length(v) == 0 ||
-	    sb_json_js_length(v) > SB_STRING_MAX || has_nul(v))
+	    sb_json_js_length(v) > SB_STRING_MAX || sb_json_has_nul(v))
 		return sb_invalid(e, field, "%s must be a non-empty string within supported bounds.", field);
 	*out = json_string_value(v);
 	return 0;
@@ -44,7 +39,7 @@ static int str_record(json_t *v, const char *field, bool env_keys, json_t **out,
 		if (strlen(k) == 0 || sb_js_length(k, strlen(k)) > 512)
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:s}", "field", field, "key", k),
 			               "%s keys must be strings within supported bounds.", field);
-		if (!json_is_string(val) || sb_json_js_length(val) > SB_STRING_MAX || has_nul(val))
+		if (!json_is_string(val) || sb_json_js_length(val) > SB_STRING_MAX || sb_json_has_nul(val))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s,s:s}", "field", field, "key", k),
 			               "%s values must be strings within supported bounds.", field);
 	}
@@ -60,7 +55,7 @@ static int no_proxy(json_t *v, struct sb_egress *eg, struct sb_error *e)
 	if (!v)
 		return 0;
 	if (json_is_string(v)) {
-		if (json_string_length(v) == 0 || sb_json_js_length(v) > SB_STRING_MAX || has_nul(v))
+		if (json_string_length(v) == 0 || sb_json_js_length(v) > SB_STRING_MAX || sb_json_has_nul(v))
 			return sb_invalid(e, "egress.noProxy",
 			                  "egress.noProxy must be a non-empty string within supported bounds.");
 		eg->no_proxy = strdup(json_string_value(v));
@@ -70,7 +65,7 @@ static int no_proxy(json_t *v, struct sb_egress *eg, struct sb_error *e)
 		return sb_invalid(e, "egress.noProxy", "egress.noProxy must be a string or string array.");
 	json_array_foreach(v, i, item) {
 		if (!json_is_string(item) || json_string_length(item) == 0 ||
-		    sb_json_js_length(item) > SB_STRING_MAX || has_nul(item)) {
+		    sb_json_js_length(item) > SB_STRING_MAX || sb_json_has_nul(item)) {
 			char field[48];
 			snprintf(field, sizeof(field), "egress.noProxy[%zu]", i);
 			return sb_invalid(e, field, "%s must be a non-empty string within supported bounds.", field);
@@ -96,8 +91,6 @@ int sb_egress_parse(json_t *v, struct sb_egress *eg, struct sb_error *e)
 {
 	static const char *const known[] = {"httpProxy", "httpsProxy", "noProxy", "caCertPem",
 	                                    "caCertPath", "env", "secretBindings", NULL};
-	const char *k;
-	json_t *val;
 	int rc;
 
 	memset(eg, 0, sizeof(*eg));
@@ -105,13 +98,8 @@ int sb_egress_parse(json_t *v, struct sb_egress *eg, struct sb_error *e)
 		return 0;
 	if (!json_is_object(v))
 		return sb_invalid(e, "egress", "Sandbox egress must be an object.");
-	json_object_foreach(v, k, val) {
-		size_t i;
-		for (i = 0; known[i] && strcmp(known[i], k) != 0; i++)
-			;
-		if (!known[i])
-			return sb_invalid(e, "egress", "Unknown sandbox spec field: egress.%s.", k);
-	}
+	if ((rc = sb_check_known(v, known, "egress.", e)) < 0)
+		return rc;
 	if ((rc = str_record(json_object_get(v, "env"), "egress.env", true, &eg->env, e)) < 0 ||
 	    (rc = opt_str(v, "httpProxy", "egress.httpProxy", &eg->http_proxy, e)) < 0 ||
 	    (rc = opt_str(v, "httpsProxy", "egress.httpsProxy", &eg->https_proxy, e)) < 0 ||

@@ -2,6 +2,7 @@
  * stdout/stderr on pipes; this process drains them with a cap and reads
  * the final status back over a third pipe. */
 #define _GNU_SOURCE
+#include "src/clock.h"
 #include "src/sandbox/exec.h"
 
 #include <errno.h>
@@ -104,14 +105,6 @@ static void __attribute__((noreturn)) helper(const struct cl_policy *p, int out,
 /* How long a docker helper has to remove its container once stopped. */
 #define SB_DOCKER_STOP_GRACE_MS 30000
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 struct drain {
 	int fd[3];           /* stdout, stderr, report */
 	int sig_fd;          /* cancellation signals, or -1 */
@@ -177,7 +170,7 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	pid_t parent = getpid(), pid;
 	/* A backstop only: the executor enforces the timeout itself; this
 	 * catches a helper that never reports. */
-	double deadline = now_ms() + (double)(p->timeout_ms ? p->timeout_ms : 600000) + 120000.0;
+	double deadline = cl_mono_ms() + (double)(p->timeout_ms ? p->timeout_ms : 600000) + 120000.0;
 	bool killed = false;
 	double stop_at = 0;
 	int status, rc = 0, sig_fd = -1;
@@ -227,12 +220,12 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 		 * (die-with-parent). A docker container outlives a killed
 		 * client: that helper gets SIGTERM, removes the container and
 		 * exits, and only one that has not within the grace is killed. */
-		if (!killed && (now_ms() > deadline || d.cancelled_by)) {
+		if (!killed && (cl_mono_ms() > deadline || d.cancelled_by)) {
 			kill(pid, p->runtime == CL_RT_DOCKER ? SIGTERM : SIGKILL);
 			killed = true;
-			stop_at = now_ms();
+			stop_at = cl_mono_ms();
 		}
-		if (killed && p->runtime == CL_RT_DOCKER && now_ms() - stop_at > SB_DOCKER_STOP_GRACE_MS)
+		if (killed && p->runtime == CL_RT_DOCKER && cl_mono_ms() - stop_at > SB_DOCKER_STOP_GRACE_MS)
 			kill(pid, SIGKILL);
 		rc = drain_once(&d, max_output, 1000);
 	}

@@ -10,12 +10,22 @@
 
 /* Copies the tree at src into the existing empty directory dst_fd: regular
  * files and directories only; a symlink or special file anywhere fails with
- * TOOL_PATH_ESCAPE / TOOL_PATH_INVALID naming it. Counts bytes copied. */
+ * TOOL_PATH_ESCAPE / TOOL_PATH_INVALID naming it. Counts bytes copied; more
+ * than SB_MAX_BUNDLE_BYTES in all is INVALID_INPUT, as in Smithers. */
 /* openat2 beneath dirfd: no symlink anywhere on rel, no "..", no magic
  * links ("" opens dirfd itself). For paths a sandbox could have written.
  * Returns the fd or -errno (-ELOOP: a symlink on the way). */
 int sb_open_beneath(int dirfd, const char *rel, int flags);
 int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *e);
+/* One directory level of a hostile tree: fn(dirfd, name, rel, ctx, e) for
+ * each entry but "." and "..", rel being DIR_REL/name (name at the top,
+ * where dir_rel is ""); stops at fn's first error. Takes dfd over. Failing
+ * to list the directory is `code`, "reading WHAT DIR_REL"; a rel longer
+ * than PATH_MAX is TOOL_PATH_INVALID. Recursion is fn's. */
+typedef int (*sb_entry_fn)(int dirfd, const char *name, const char *rel, void *ctx,
+                           struct sb_error *e);
+int sb_each_entry(int dfd, const char *dir_rel, enum sb_code code, const char *what,
+                  sb_entry_fn fn, void *ctx, struct sb_error *e);
 /* Removes the tree name in dirfd (no error if it does not exist). */
 int sb_remove_tree_at(int dirfd, const char *name);
 /* Opens (creating, mode 0755) each directory of rel below dirfd with

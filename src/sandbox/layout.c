@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,8 +21,13 @@ int sb_layout_paths(const char *root_dir, const char *run_id, const char *sandbo
 
 	memset(l, 0, sizeof(*l));
 	l->root_fd = l->request_fd = l->result_fd = l->tmp_fd = -1;
-	n = snprintf(l->root, sizeof(l->root), "%s%s.smithers/sandboxes/%s/%s", root_dir,
-	             root_dir[strlen(root_dir) - 1] == '/' ? "" : "/", run_id, sandbox_id);
+	/* Where rootDir ends is known here, not searched for later: rootDir
+	 * may itself contain "/.smithers/sandboxes/". */
+	l->root_dir_len = strlen(root_dir);
+	if (l->root_dir_len && root_dir[l->root_dir_len - 1] == '/')
+		l->root_dir_len--;
+	n = snprintf(l->root, sizeof(l->root), "%.*s/.smithers/sandboxes/%s/%s",
+	             (int)l->root_dir_len, root_dir, run_id, sandbox_id);
 	if (n < 0 || (size_t)n >= sizeof(l->root))
 		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Sandbox directory path is too long.");
 	snprintf(l->request, sizeof(l->request), "%s/request", l->root);
@@ -51,27 +57,40 @@ static int open_dir_at(int parent, const char *name, bool must_be_new, struct sb
 	return fd;
 }
 
-int sb_layout_create(struct sb_layout *l, struct sb_error *e)
+/* Opens rootDir (the caller's: links allowed) and then each level below it
+ * with O_NOFOLLOW, making missing ones when `create`. Returns the sandbox
+ * directory's fd. */
+static int open_levels(const struct sb_layout *l, bool create, struct sb_error *e)
 {
 	char rel[PATH_MAX];
-	const char *root_dir_end = strstr(l->root, "/.smithers/sandboxes/");
 	int cur, next;
 	char *save = NULL, *part;
 
-	/* rootDir itself is the caller's; below it nothing may be a link. */
-	snprintf(rel, sizeof(rel), "%.*s", (int)(root_dir_end - l->root), l->root);
+	snprintf(rel, sizeof(rel), "%.*s", (int)l->root_dir_len, l->root);
 	cur = open(rel[0] ? rel : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0)
 		return sb_fail(e, SB_INVALID_INPUT, errno, json_pack("{s:s}", "field", "rootDir"),
 		               "rootDir %s must be an existing directory", rel);
-	snprintf(rel, sizeof(rel), "%s", root_dir_end + 1);
+	snprintf(rel, sizeof(rel), "%s", l->root + l->root_dir_len + 1);
 	for (part = strtok_r(rel, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
-		next = open_dir_at(cur, part, false, e, part);
+		next = create ? open_dir_at(cur, part, false, e, part)
+		              : openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && !create)
+			next = sb_fail(e, SB_EXECUTION_FAILED, errno, NULL, "opening %s", part);
 		close(cur);
 		if (next < 0)
 			return next;
 		cur = next;
 	}
+	return cur;
+}
+
+int sb_layout_create(struct sb_layout *l, struct sb_error *e)
+{
+	int cur = open_levels(l, true, e);
+
+	if (cur < 0)
+		return cur;
 	l->root_fd = cur;
 	if ((l->request_fd = open_dir_at(cur, "request", true, e, l->request)) < 0)
 		return l->request_fd;
@@ -80,6 +99,35 @@ int sb_layout_create(struct sb_layout *l, struct sb_error *e)
 	if ((l->tmp_fd = open_dir_at(cur, "tmp", false, e, l->tmp)) < 0)
 		return l->tmp_fd;
 	return 0;
+}
+
+/* A run id or sandbox id from the database names one directory level. */
+static bool one_level(const char *id)
+{
+	return *id && !strchr(id, '/') && strcmp(id, ".") != 0 && strcmp(id, "..") != 0;
+}
+
+int sb_layout_sweep(const char *root_dir, const char *run_id, const char *sandbox_id,
+                    struct sb_error *e)
+{
+	struct sb_layout l;
+	int rc;
+
+	if (!*root_dir || !one_level(run_id) || !one_level(sandbox_id))
+		return sb_fail(e, SB_INVALID_INPUT, 0, NULL, "not a sandbox directory: %s/%s", run_id,
+		               sandbox_id);
+	if ((rc = sb_layout_paths(root_dir, run_id, sandbox_id, &l, e)) < 0)
+		return rc;
+	l.root_fd = open_levels(&l, false, e);
+	if (l.root_fd == -ENOENT) {
+		sb_error_clear(e);   /* killed before it made its directories */
+		return 0;
+	}
+	if (l.root_fd < 0)
+		return l.root_fd;
+	rc = sb_layout_cleanup(&l, e);
+	sb_layout_close(&l);
+	return rc;
 }
 
 int sb_layout_cleanup(struct sb_layout *l, struct sb_error *e)

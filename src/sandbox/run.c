@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "src/cleanup.h"
+#include "src/clock.h"
 #include "src/fdio.h"
 #include "src/policy_json.h"
 #include "src/sandbox/bundle.h"
@@ -25,22 +26,6 @@
 #include "src/sandbox/proxy.h"
 #include "src/sandbox/run_internal.h"
 #include "src/status.h"
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-double sb_run_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
 {
@@ -80,7 +65,7 @@ void sb_run_event(struct run *r, const char *type, json_t *payload)
 	json_object_set_new(payload, "type", json_string(type));
 	json_object_set_new(payload, "runId", json_string(r->s->run_id));
 	json_object_set_new(payload, "sandboxId", json_string(r->s->sandbox_id));
-	json_object_set_new(payload, "timestampMs", json_integer(wall_ms()));
+	json_object_set_new(payload, "timestampMs", json_integer(cl_wall_ms()));
 	if (r->o->store && r->o->store->event && (text = sb_dumps_scrubbed(r->secrets, payload)))
 		r->o->store->event(r->o->store->ctx, r->s, type, text);
 	json_decref(payload);
@@ -190,8 +175,10 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		                           "input", r->s->input ? r->s->input : json_object());
 		cl_autofree char *text = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		json_decref(readme);
-		if (!text || (rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+		if (!text)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
+		if ((rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the request README.md");
 		*bytes = strlen(text);
 	}
 	return write_request_files(r, e);
@@ -415,15 +402,18 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		*exit_code = !st || strcmp(st, "finished") == 0 ? 0 : 1;
 	}
 	/* ---- cleanup: request/ and tmp/ go, result/ stays ---- */
+	/* As in Smithers, a failed teardown never replaces the run's own
+	 * outcome (a finished run stays finished, a failure keeps its code):
+	 * it is a warning naming what is left. */
 	{
 		struct sb_error ce = {0};
-		if (sb_layout_cleanup(&r.l, &ce) < 0 && rc == 0) {
-			*e = ce;
-			rc = -EIO;
-			*exit_code = 125;
-		} else {
-			sb_error_clear(&ce);
+		if (sb_layout_cleanup(&r.l, &ce) < 0) {
+			char line[700];
+			cl_error_format(&ce.base, line, sizeof(line));
+			fprintf(stderr, "cloister: warning: sandbox %s: %s (remove it by hand)\n",
+			        s->sandbox_id, line);
 		}
+		sb_error_clear(&ce);
 	}
 	sb_layout_close(&r.l);
 	free(r.config_json);

@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 
+#include "src/clock.h"
 #include "src/sandbox/exec.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/run.h"
@@ -22,7 +23,11 @@ struct run {
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra);
 void sb_run_event(struct run *r, const char *type, json_t *payload);
 void sb_run_update(struct run *r, const char *status, json_t *fields);
-double sb_run_mono_ms(void);
+/* Monotonic milliseconds (durations of the run's steps). */
+static inline double sb_run_mono_ms(void)
+{
+	return cl_mono_ms();
+}
 
 /* The runner's result (pres) -> bundle, validation, gate, *result. */
 int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres, json_t **result,

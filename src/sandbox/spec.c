@@ -18,13 +18,13 @@ static const char *const top_fields[] = {
 	"allowNested", "config", "input", NULL,
 };
 
-static bool has_nul(const json_t *v)
+bool sb_json_has_nul(const json_t *v)
 {
 	return strlen(json_string_value(v)) != json_string_length(v);
 }
 
-static int check_known(json_t *obj, const char *const *known, const char *prefix,
-                       struct sb_error *e)
+int sb_check_known(json_t *obj, const char *const *known, const char *prefix,
+                   struct sb_error *e)
 {
 	const char *k;
 	json_t *v;
@@ -47,7 +47,7 @@ static int get_id(json_t *root, const char *field, const char **out, struct sb_e
 	json_t *v = json_object_get(root, field);
 	const char *s;
 
-	if (!json_is_string(v) || json_string_length(v) == 0 || has_nul(v))
+	if (!json_is_string(v) || json_string_length(v) == 0 || sb_json_has_nul(v))
 		return sb_invalid(e, field, "%s must be a non-empty string.", field);
 	s = json_string_value(v);
 	if (sb_json_js_length(v) > SB_ID_MAX)
@@ -61,7 +61,7 @@ static int get_id(json_t *root, const char *field, const char **out, struct sb_e
 
 static int abs_path(json_t *v, const char *field, const char **out, struct sb_error *e)
 {
-	if (!json_is_string(v) || json_string_length(v) == 0 || has_nul(v) ||
+	if (!json_is_string(v) || json_string_length(v) == 0 || sb_json_has_nul(v) ||
 	    json_string_value(v)[0] != '/')
 		return sb_invalid(e, field, "%s must be an absolute path.", field);
 	if (sb_json_js_length(v) > SB_PATH_MAX)
@@ -90,7 +90,7 @@ static int opt_string(json_t *root, const char *field, const char **out, struct 
 
 	if (!v)
 		return 0;
-	if (!json_is_string(v) || has_nul(v) || sb_json_js_length(v) > SB_STRING_MAX)
+	if (!json_is_string(v) || sb_json_has_nul(v) || sb_json_js_length(v) > SB_STRING_MAX)
 		return sb_invalid(e, field, "%s must be a string within supported bounds.", field);
 	*out = json_string_value(v);
 	return 0;
@@ -144,7 +144,7 @@ static int parse_env(json_t *v, struct sb_spec *s, struct sb_error *e)
 		if (!json_is_string(val))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "envKey", k),
 			               "Sandbox env values must be strings.");
-		if (sb_js_length(k, strlen(k)) > SB_ENV_KEY_MAX || sb_json_js_length(val) > SB_STRING_MAX || has_nul(val))
+		if (sb_js_length(k, strlen(k)) > SB_ENV_KEY_MAX || sb_json_js_length(val) > SB_STRING_MAX || sb_json_has_nul(val))
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "envKey", k),
 			               "Sandbox env entry is outside supported bounds.");
 	}
@@ -182,7 +182,7 @@ static int parse_ports(json_t *v, struct sb_spec *s, struct sb_error *e)
 			return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:I}", "index", (json_int_t)i),
 			               "Sandbox port mappings must be objects.");
 		snprintf(prefix, sizeof(prefix), "ports[%zu].", i);
-		if ((rc = check_known(p, known, prefix, e)) < 0)
+		if ((rc = sb_check_known(p, known, prefix, e)) < 0)
 			return rc;
 		snprintf(field, sizeof(field), "ports[%zu].host", i);
 		if ((rc = port_value(json_object_get(p, "host"), field, &s->ports[i].host, e)) < 0)
@@ -215,7 +215,7 @@ static int parse_volume(json_t *vol, size_t i, struct sb_volume *out, struct sb_
 		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:I}", "index", (json_int_t)i),
 		               "Sandbox volume mappings must be objects.");
 	snprintf(prefix, sizeof(prefix), "volumes[%zu].", i);
-	if ((rc = check_known(vol, known, prefix, e)) < 0)
+	if ((rc = sb_check_known(vol, known, prefix, e)) < 0)
 		return rc;
 	snprintf(field, sizeof(field), "volumes[%zu].host", i);
 	if ((rc = abs_path(json_object_get(vol, "host"), field, &out->host, e)) < 0)
@@ -265,13 +265,13 @@ static int parse_limits(json_t *root, struct sb_spec *s, struct sb_error *e)
 	json_t *mem = json_object_get(root, "memoryLimit"), *cpu = json_object_get(root, "cpuLimit");
 
 	if (mem) {
-		if (!json_is_string(mem) || has_nul(mem) || !sb_memory_limit_ok(json_string_value(mem)) ||
+		if (!json_is_string(mem) || sb_json_has_nul(mem) || !sb_memory_limit_ok(json_string_value(mem)) ||
 		    cl_parse_size(json_string_value(mem), &s->memory_bytes) < 0)
 			return sb_invalid(e, "memoryLimit", "memoryLimit is not a supported sandbox resource limit.");
 		s->memory_limit = json_string_value(mem);
 	}
 	if (cpu) {
-		if (!json_is_string(cpu) || has_nul(cpu) || !sb_cpu_limit_ok(json_string_value(cpu)) ||
+		if (!json_is_string(cpu) || sb_json_has_nul(cpu) || !sb_cpu_limit_ok(json_string_value(cpu)) ||
 		    cl_parse_cpus(json_string_value(cpu), &s->cpu_quota_us, &s->cpu_period_us) < 0)
 			return sb_invalid(e, "cpuLimit", "cpuLimit is not a supported sandbox resource limit.");
 		s->cpu_limit = json_string_value(cpu);
@@ -309,7 +309,7 @@ static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e
 		return 0;
 	if (!json_is_object(v) || !json_is_string(name) || blank(json_string_value(name)))
 		return sb_invalid(e, "workspace", "Sandbox workspace must include a non-empty name.");
-	if ((rc = check_known(v, known, "workspace.", e)) < 0)
+	if ((rc = sb_check_known(v, known, "workspace.", e)) < 0)
 		return rc;
 	w->present = true;
 	if (!(w->name = trimmed_dup(json_string_value(name))))
@@ -371,7 +371,7 @@ static int parse_body(json_t *root, struct sb_spec *s, struct sb_error *e)
 	json_t *v;
 	int rc;
 
-	if ((rc = check_known(root, top_fields, "", e)) < 0 ||
+	if ((rc = sb_check_known(root, top_fields, "", e)) < 0 ||
 	    (rc = get_id(root, "runId", &s->run_id, e)) < 0 ||
 	    (rc = get_id(root, "sandboxId", &s->sandbox_id, e)) < 0 ||
 	    (rc = abs_path(json_object_get(root, "rootDir"), "rootDir", &s->root_dir, e)) < 0 ||

@@ -81,6 +81,12 @@ bool sb_cpu_limit_ok(const char *s);
 size_t sb_js_length(const char *s, size_t bytes);
 /* sb_js_length of a JSON string value. */
 size_t sb_json_js_length(const json_t *v);
+/* A JSON string value holding a NUL byte (invalid in every field). */
+bool sb_json_has_nul(const json_t *v);
+/* Fails naming the first member of obj not in known (NULL-terminated),
+ * as "Unknown sandbox spec field: <prefix><name>.". */
+int sb_check_known(json_t *obj, const char *const *known, const char *prefix,
+                   struct sb_error *e);
 /* Collapses "//", "." and ".." of an absolute path into out (lexically). */
 int sb_path_normalize(const char *in, char *out, size_t outlen);
 /* True if normalised absolute path p is the same as or below dir. */

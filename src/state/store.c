@@ -15,10 +15,13 @@
 #include <unistd.h>
 
 #include "src/cleanup.h"
+#include "src/clock.h"
+#include "src/sandbox/layout.h"
 
 struct st_store {
 	sqlite3 *db;
 	char owner_start[32];   /* this process's start time, for liveness */
+	char root[4096];        /* rootDir: where reconciled sandboxes' directories are */
 };
 
 static const char schema[] =
@@ -31,14 +34,6 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS events("
 	" run_id TEXT NOT NULL, seq INTEGER NOT NULL, timestamp_ms INTEGER NOT NULL,"
 	" type TEXT NOT NULL, payload_json TEXT NOT NULL, PRIMARY KEY(run_id, seq));";
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Field 22 of /proc/PID/stat: start time in ticks; "" if pid is gone.
  * Pid plus start time names a process even after pid reuse. */
@@ -158,6 +153,7 @@ int st_store_open(const char *root_dir, struct st_store **out, struct sb_error *
 		return rc;
 	}
 	proc_start(getpid(), st->owner_start, sizeof(st->owner_start));
+	snprintf(st->root, sizeof(st->root), "%s", root_dir);   /* fits: checked above */
 	*out = st;
 	return 0;
 }
@@ -183,13 +179,28 @@ static int insert_event(sqlite3 *db, const char *run_id, const char *type, const
 	        -1, &q, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_text(q, 1, run_id, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(q, 2, now_ms());
+		sqlite3_bind_int64(q, 2, cl_wall_ms());
 		sqlite3_bind_text(q, 3, type, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(q, 4, payload, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(q);
 	}
 	sqlite3_finalize(q);
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* A killed cloister never ran its cleanup: its request/ and tmp/ go now
+ * (result/ stays, as after any run). Left in place, with a warning, if
+ * they cannot be removed. */
+static void sweep(const struct st_store *st, const char *run, const char *sbx)
+{
+	struct sb_error e = {0};
+	char line[700];
+
+	if (!run || !sbx || sb_layout_sweep(st->root, run, sbx, &e) == 0)
+		return;
+	cl_error_format(&e.base, line, sizeof(line));
+	fprintf(stderr, "cloister: warning: cleaning up sandbox %s of run %s: %s\n", sbx, run, line);
+	sb_error_clear(&e);
 }
 
 static int reconcile_locked(struct st_store *st)
@@ -218,14 +229,15 @@ static int reconcile_locked(struct st_store *st)
 		                       " WHERE run_id=?1 AND sandbox_id=?2", -1, &u, NULL) == SQLITE_OK) {
 			sqlite3_bind_text(u, 1, run, -1, SQLITE_TRANSIENT);
 			sqlite3_bind_text(u, 2, sbx, -1, SQLITE_TRANSIENT);
-			sqlite3_bind_int64(u, 3, now_ms());
+			sqlite3_bind_int64(u, 3, cl_wall_ms());
 			sqlite3_step(u);
 		}
 		sqlite3_finalize(u);
+		sweep(st, run, sbx);
 		ev = json_pack("{s:s,s:s,s:s,s:s,s:{s:s,s:s},s:I}", "type", "SandboxFailed", "runId", run,
 		               "sandboxId", sbx, "runtime", "native", "error", "code", "SANDBOX_EXECUTION_FAILED",
 		               "message", "The cloister process running this sandbox exited before it finished.",
-		               "timestampMs", (json_int_t)now_ms());
+		               "timestampMs", (json_int_t)cl_wall_ms());
 		text = json_dumps(ev, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		if (text)
 			insert_event(st->db, run, "SandboxFailed", text);
@@ -316,7 +328,7 @@ static int admit(void *ctx, const struct sb_spec *s, const char *config_json, st
 		sqlite3_bind_text(q, 1, s->run_id, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(q, 2, s->sandbox_id, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(q, 3, config_json, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(q, 4, now_ms());
+		sqlite3_bind_int64(q, 4, cl_wall_ms());
 		sqlite3_bind_int64(q, 5, getpid());
 		sqlite3_bind_text(q, 6, st->owner_start, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(q);
@@ -353,7 +365,7 @@ static void update(void *ctx, const struct sb_spec *s, const char *status, json_
 	sqlite3_bind_text(q, 1, s->run_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 2, s->sandbox_id, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 3, status, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(q, 4, now_ms());
+	sqlite3_bind_int64(q, 4, cl_wall_ms());
 	sqlite3_bind_int(q, 5, done);
 	sqlite3_bind_text(q, 6, json_string_value(json_object_get(f, "remoteRunId")), -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 7, json_string_value(json_object_get(f, "workspaceId")), -1, SQLITE_TRANSIENT);

@@ -153,12 +153,6 @@ all_gone() {
 		[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || return 1
 	done
 }
-# Waits up to 60 s (a loaded machine) for a condition; returns its status.
-wait_for() {
-	local i
-	for i in $(seq 600); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 
 # --die-with-parent: the process that started bwrap is killed (SIGKILL or
 # SIGTERM); bwrap, the sandbox's init and the command all end.
@@ -170,13 +164,13 @@ die_with_parent_case() {  # WHO SIGNAL EXTRA-OPTION...
 	bash -c '"$@"; :' sh "$@" --die-with-parent --bind / / \
 		sh -c "touch $T_TMP/ready; exec sleep 3600" &
 	shell=$!
-	wait_for test -e "$T_TMP/ready" || { kill -9 $shell; fail "$who: the sandbox never started"; }
+	wait_until test -e "$T_TMP/ready" || { kill -9 $shell; fail "$who: the sandbox never started"; }
 	pids=$(descendants $shell)
 	[ -n "$pids" ] || fail "$who: no processes under the shell"
 	kill -"$sig" $shell
 	wait $shell 2>/dev/null
 	# shellcheck disable=SC2086
-	wait_for all_gone $pids || {
+	wait_until all_gone $pids || {
 		kill -9 $pids 2>/dev/null
 		fail "$who with $* ($sig): still running after the parent died: $pids"
 	}
@@ -232,7 +226,7 @@ join_case() {  # WHO
 	impl $who --info-fd 3 --unshare-user --unshare-pid --bind / / \
 		sh -c "readlink /proc/self/ns/pid >$T_TMP/ns1.tmp; mv $T_TMP/ns1.tmp $T_TMP/ns1; cat <$T_TMP/go.$who" \
 		3>"$T_TMP/info" &
-	wait_for test -s "$T_TMP/ns1" || { echo >"$T_TMP/go.$who"; fail "$who: first sandbox never started"; }
+	wait_until test -s "$T_TMP/ns1" || { echo >"$T_TMP/go.$who"; fail "$who: first sandbox never started"; }
 	pid=$(sed -n 's/.*"child-pid": \([0-9]*\).*/\1/p' "$T_TMP/info")
 	impl $who --userns 11 --pidns 12 --bind / / readlink /proc/self/ns/pid \
 		11<"/proc/$pid/ns/user" 12<"/proc/$pid/ns/pid" >"$T_TMP/ns2" 2>"$T_TMP/err"

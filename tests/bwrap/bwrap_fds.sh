@@ -72,17 +72,43 @@ t_info_and_status_together() {
 	assert_eq "$(shape "$T_TMP/bwrap.info")" "$(shape "$T_TMP/cloister.info")" "info document"
 	assert_eq "$(shape "$T_TMP/bwrap.json")" "$(shape "$T_TMP/cloister.json")" "status documents"
 }
+# Pids of PID and all its descendants.
+tree_of() {
+	local c
+	echo "$1"
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree_of "$c"; done
+}
+# A process of PID's tree is blocked in read(FD) (x86_64: syscall 0).
+reading_fd() {  # PID FD
+	local p nr a1 rest
+	for p in $(tree_of "$1"); do
+		{ read -r nr a1 rest </proc/"$p"/syscall; } 2>/dev/null || continue
+		[ "$nr" = 0 ] && [ "$((a1))" = "$2" ] && return 0
+	done
+	return 1
+}
+# Until the sandbox is blocked on its --block-fd, or (broken) has run.
+blocked_or_ran() { reading_fd "$1" 5 || [ -e "$T_TMP/w/ran" ]; }
+# The command must not run before --block-fd is released: wait until the
+# sandbox is blocked reading it (or, broken, until the command has run:
+# no deadline decides), check the command has not run, then release.
 t_block_fd_waits() {
-	local who
+	local who pid
+	[ "$(uname -m)" = x86_64 ] || fail "reading_fd knows x86_64's read(2) number only"
 	mkdir -p "$T_TMP/w"
 	for who in bwrap cloister; do
-		rm -f "$T_TMP/w/released"
-		impl $who --block-fd 5 "${SYS[@]}" --bind "$T_TMP/w" /w \
-			sh -c '[ -e /w/released ] && echo ran-after-release' \
-			5< <(sleep 0.5; touch "$T_TMP/w/released"; echo go) >"$T_TMP/$who.out"
+		rm -f "$T_TMP/w/ran" "$T_TMP/gate"; mkfifo "$T_TMP/gate"
+		exec 8<>"$T_TMP/gate"   # read-write: opening does not wait for a partner
+		impl $who --block-fd 5 "${SYS[@]}" --bind "$T_TMP/w" /w sh -c 'touch /w/ran; echo ran' \
+			5<"$T_TMP/gate" >"$T_TMP/$who.out" 2>"$T_TMP/$who.err" &
+		pid=$!
+		wait_until blocked_or_ran $pid || { kill -KILL $pid; fail "$who: neither blocked nor ran"; }
+		[ ! -e "$T_TMP/w/ran" ] || { wait $pid; fail "$who ran the command before --block-fd was released"; }
+		echo go >&8
+		wait $pid || fail "$who failed: $(cat "$T_TMP/$who.err")"
+		exec 8>&-
+		assert_eq ran "$(cat "$T_TMP/$who.out")" "$who: the command after the release"
 	done
-	assert_eq "ran-after-release" "$(cat "$T_TMP/cloister.out")" "cloister ran after the release"
-	assert_eq "$(cat "$T_TMP/bwrap.out")" "$(cat "$T_TMP/cloister.out")"
 }
 t_block_fd_not_in_sandbox() { FD5=/dev/null both --block-fd 5 "${SYS[@]}" /probe fds; }
 t_sync_fd_kept_open() { FD5=/dev/null both --sync-fd 5 "${SYS[@]}" /probe fds; }

@@ -12,15 +12,6 @@ DELAY_US=${DWP_DELAY_US:-3000000}
 # The latest moment for the kill: the window opened (about) now.
 kill_by() { echo $(( $(date +%s%N) + DELAY_US * 1000 - 500000000 )); }
 
-# Waits until strace's log has a line matching the ERE; prints the line.
-wait_log() {
-	local deadline=$((SECONDS + 60)) l
-	while :; do
-		l=$(grep -E -m1 "$2" "$1" 2>/dev/null) && { printf '%s\n' "$l"; return 0; }
-		[ $SECONDS -lt $deadline ] || return 1; sleep 0.02
-	done
-}
-
 # Starts cloister under strace with each process's first prctl (init's and
 # the command's PR_SET_PDEATHSIG) held for DELAY_US; sets ST (strace's pid)
 # and CLP (cloister's).
@@ -36,7 +27,7 @@ start_traced() {
 # that its parent is gone and exit instead of setting up the sandbox.
 init_window() {  # cloister args...
 	start_traced "$@"
-	wait_log "$T_TMP/st" "clone3(\(| resumed>).*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3 in strace log: $(tail -c 300 "$T_TMP/st")"; }
+	wait_line "$T_TMP/st" "clone3(\(| resumed>).*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3 in strace log: $(tail -c 300 "$T_TMP/st")"; }
 	PT_KILL_BY=$(kill_by) kill_tree_and_wait "$CLP"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
@@ -47,7 +38,7 @@ init_window() {  # cloister args...
 command_window() {  # cloister args...
 	local init
 	start_traced "$@"
-	init=$(wait_log "$T_TMP/st" "^[0-9]+ +vfork\(") || { kill -KILL $CLP; fail "no vfork in strace log: $(tail -c 300 "$T_TMP/st")"; }
+	init=$(wait_line "$T_TMP/st" "^[0-9]+ +vfork\(") || { kill -KILL $CLP; fail "no vfork in strace log: $(tail -c 300 "$T_TMP/st")"; }
 	local by; by=$(kill_by)
 	init=${init%% *}
 	python3 "$PT" wait_child "$init" >/dev/null || { kill -KILL $CLP; fail "no command"; }

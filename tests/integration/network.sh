@@ -94,7 +94,7 @@ t_relays_gone_after_exit_and_sigkill() {
 	mkdir "$T_TMP/r"
 	"$CL" run "$SC" "${RW_ID[@]}" --publish "$hp:80" --rw "$T_TMP/r:/r" -- sh -c 'touch /r/ready; exec sleep 300' &
 	local pid=$!
-	wait_for_path "$T_TMP/r/ready" || { kill -KILL $pid; fail "sandbox did not start"; }
+	wait_until test -e "$T_TMP/r/ready" || { kill -KILL $pid; fail "sandbox did not start"; }
 	kill_tree_and_wait $pid
 	# The listener was the supervisor's: it went with the process.
 	port_free "$hp" || fail "port still bound after SIGKILL"

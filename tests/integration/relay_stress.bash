@@ -7,12 +7,8 @@
 RPEER="$TOP/tests/integration/relaypeer.py"
 RS_SC=${CORE_SECCOMP:---seccomp=default}
 
-# Waits up to $2 seconds for file $1 to exist (rs_wait_file) or to have
-# content (rs_wait_value: `echo $! >f` creates f before it writes, so
-# existence alone could still read as empty).
-rs_wait_file() { T_WAIT=$2 wait_until test -e "$1"; }
-rs_wait_value() { T_WAIT=$2 wait_until test -s "$1"; }
-
+# Values written with `echo $! >f` are waited for with test -s: the file
+# exists before it has content.
 # Starts the server sandbox with --timeout $1 in $RS/; sets RS_HP. The
 # cloister pid lands in $RS/pid, its exit code in $RS/rc.
 rs_start() {
@@ -21,19 +17,19 @@ rs_start() {
 	( "$CL" run $RS_SC --ro "$RPEER:/peer.py" --rw "$RS/r:/r" --publish "$RS_HP:9000" \
 		--timeout "$1" -- python3 /peer.py serve 9000 /r/ready 2>"$RS/err" &
 	  echo $! >"$RS/pid"; wait $!; echo $? >"$RS/rc" ) 2>/dev/null &
-	rs_wait_value "$RS/pid" 60 || fail "cloister did not start"
-	rs_wait_file "$RS/r/ready" 120 || { rs_kill; fail "server did not start: $(cat "$RS/err")"; }
+	T_WAIT=60 wait_until test -s "$RS/pid" || fail "cloister did not start"
+	wait_until test -e "$RS/r/ready" || { rs_kill; fail "server did not start: $(cat "$RS/err")"; }
 }
 
 # Only the cloister this test started; its sandbox dies with it.
 rs_kill() {
 	kill -KILL "$(cat "$RS/pid")" 2>/dev/null
-	rs_wait_value "$RS/rc" 60
+	T_WAIT=60 wait_until test -s "$RS/rc"
 }
 
 # Waits up to $1 seconds for cloister to exit; prints its exit code.
 rs_rc() {
-	rs_wait_value "$RS/rc" "$1" || { rs_kill; echo hung; return; }
+	T_WAIT=$1 wait_until test -s "$RS/rc" || { rs_kill; echo hung; return; }
 	cat "$RS/rc"
 }
 

@@ -22,6 +22,15 @@ print(json.dumps(s))
 PY
 }
 run_spec() { clr sandbox run --spec "$T_TMP/spec.json" --json "$@"; }
+# The status of sandbox r1/s1 in the state database, read without cloister
+# (whose readers reconcile first); "" while there is no row.
+row_status() {
+	python3 -c 'import sqlite3,sys
+try: r=sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True).execute("select status from sandboxes where sandbox_id=?", ("s1",)).fetchone()
+except sqlite3.Error: r=None
+print(r[0] if r else "")' "$T_TMP/.smithers/cloister.db" 2>/dev/null
+}
+row_status_is() { [ "$(row_status)" = "$1" ]; }
 SBX() { echo "$T_TMP/.smithers/sandboxes/${1:-r1}/${2:-s1}"; }
 ok_result='echo "{\"status\":\"finished\",\"outputs\":{\"answer\":42,\"list\":[1,2]}}"'
 
@@ -184,12 +193,18 @@ t_result_paths_through_planted_links_refused() {
 	! grep -rqs HOST-SECRET "$T_TMP/.smithers" || fail "the host file was copied into the result"
 }
 
+# The command never ends by itself (its gate opens only after the run):
+# only toolTimeoutMs can end the run, no wall clock decides.
 t_timeout_kills_and_fails() {
-	spec 'sleep 60; echo "{\"status\":\"finished\"}"' '"toolTimeoutMs":300'
-	local t0=$SECONDS
-	run_spec
-	assert_eq 124 "$RC" "exit ($ERR)"
-	[ $((SECONDS - t0)) -lt 50 ] || fail "timeout did not kill the sandbox"
+	mkdir -p "$T_TMP/gate"
+	spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
+		"\"toolTimeoutMs\":300,\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
+	( run_spec; printf '%s' "$OUT" >"$T_TMP/out"; printf '%s' "$ERR" >"$T_TMP/err"; echo "$RC" >"$T_TMP/rc.tmp"
+	  mv "$T_TMP/rc.tmp" "$T_TMP/rc" ) &
+	wait_until test -e "$T_TMP/rc" || { touch "$T_TMP/gate/go"; wait; fail "toolTimeoutMs did not end the run"; }
+	touch "$T_TMP/gate/go"; wait
+	OUT=$(cat "$T_TMP/out"); ERR=$(cat "$T_TMP/err")
+	assert_eq 124 "$(cat "$T_TMP/rc")" "exit ($ERR)"
 	assert_eq "failed timeout True" "$(py 'j["status"]+" "+j["reason"]+" "+str(j["execution"]["timed_out"])' <<<"$OUT")" result
 	assert_contains "$ERR" '"reason":"timeout"'
 	(cd "$T_TMP" && "$CL" ps --json) | grep -q '"status":"failed"' || fail "row not failed"
@@ -334,15 +349,92 @@ t_bundle_swapped_while_validating() {
 	assert_contains "$ERR" "Sandbox bundle is missing README.md" "a fifo README (must not block)"
 }
 
+# Whether cloister can apply memory and CPU limits for this user here is
+# what `cloister check` says; the outcome must be that one: an applied
+# memoryLimit OOM-kills a command that touches more, a refused one fails
+# before anything runs, naming the cgroup.
 t_limits_applied_or_refused_clearly() {
-	spec 'echo "{\"status\":\"finished\"}"' '"memoryLimit":"64m","cpuLimit":"0.5"'
+	local can
+	can=$("$CL" check --json | py '"yes" if any(c["name"] == "cgroups" and "--memory yes" in c["detail"] and "--cpus yes" in c["detail"] for c in j) else "no"')
+	spec 'exec /h/cg_hog mem 200' \
+		"\"memoryLimit\":\"64m\",\"cpuLimit\":\"0.5\",\"volumes\":[{\"host\":\"$HELPERS\",\"container\":\"/h\",\"readonly\":true}]"
 	run_spec
-	if [ "$RC" = 0 ]; then
-		[ "$(py 'j["execution"]["memory_peak_bytes"]' <<<"$OUT")" != None ] || fail "limits not applied: $OUT"
+	if [ "$can" = yes ]; then
+		assert_eq SANDBOX_EXECUTION_FAILED "$(py 'j["code"]' <<<"$ERR")" "memoryLimit applied ($ERR)"
+		assert_contains "$ERR" "exited with code 137" "the command touching 200 MiB under 64m"
 	else
 		assert_eq PROCESS_SPAWN_FAILED "$(py 'j["code"]' <<<"$ERR")" "refusal ($ERR)"
 		assert_contains "$ERR" "cgroup"
+		assert_not_contains "$(ls "$(SBX)/result")" README.md "nothing ran"
 	fi
+}
+
+# Smithers' bundle limit (100 MiB in all) on the request copy: a file
+# bigger than the limit is refused before it is copied, and so is a second
+# file that takes the total over it. Nothing of the copy is left.
+t_request_copy_size_capped() {
+	local max=$((100 * 1024 * 1024))
+	mkdir -p "$T_TMP/req"
+	truncate -s $((max + 1)) "$T_TMP/req/big"
+	spec "$ok_result"
+	run_spec
+	assert_eq 125 "$RC" "one file over the limit"
+	assert_eq "INVALID_INPUT Sandbox bundle exceeds $max bytes $max" \
+		"$(py 'j["code"]+" "+j["message"]+" "+str(j["details"]["maxBytes"])' <<<"$ERR")" "error ($ERR)"
+	assert_eq result "$(ls "$(SBX)")" "left after the refused copy"
+	rm "$T_TMP/req/big"
+	truncate -s $((max / 2 + 1)) "$T_TMP/req/a" "$T_TMP/req/b"
+	spec "$ok_result" '"sandboxId":"s2"'
+	run_spec
+	assert_eq 125 "$RC" "two files over the limit together"
+	assert_contains "$ERR" "Sandbox bundle exceeds $max bytes"
+	assert_eq result "$(ls "$(SBX r1 s2)")" "left after the second refused copy"
+	rm "$T_TMP/req/b"
+	spec "$ok_result" '"sandboxId":"s3"'
+	run_spec
+	assert_eq 0 "$RC" "half the limit is shipped ($ERR)"
+}
+
+# A teardown that fails (a probe makes tmp/ impossible to remove) is a
+# warning: it does not turn a finished run into a failure.
+t_failed_cleanup_is_a_warning() {
+	local probe=$HELPERS/fail_rmdir_tmp.so
+	[ -f "$probe" ] || fail "missing $probe (make build/tests/fail_rmdir_tmp.so)"
+	spec "$ok_result"
+	LD_PRELOAD=$probe run_spec
+	assert_eq 0 "$RC" "exit code ($ERR)"
+	assert_eq finished "$(py 'j["status"]' <<<"$OUT")" status
+	assert_contains "$ERR" "cloister: warning: sandbox s1: removing $(SBX)/tmp: Device or resource busy"
+	assert_eq "result tmp" "$(echo $(ls "$(SBX)"))" "left after the failed cleanup"
+}
+
+# Subdirectories are shipped whole, a link deep inside is still refused,
+# and so is nesting deeper than 64 directories (in the request copy and
+# in a result bundle's walk alike).
+t_nested_request_and_bundle_depth() {
+	local d="$T_TMP/req" i
+	mkdir -p "$d/a/b/c"; echo deep >"$d/a/b/c/f"
+	spec 'test "$(cat a/b/c/f)" = deep || exit 9; '"$ok_result"
+	run_spec
+	assert_eq 0 "$RC" "nested request ($ERR)"
+	ln -s /etc/passwd "$d/a/b/c/link"
+	spec true '"sandboxId":"s2"'
+	run_spec
+	assert_contains "$ERR" "may not contain symlinks: a/b/c/link" "a link three levels down ($ERR)"
+	rm "$d/a/b/c/link"
+	for i in $(seq 65); do d="$d/d"; done
+	mkdir -p "$d"
+	spec true '"sandboxId":"s3"'
+	run_spec
+	assert_contains "$ERR" "nested deeper than 64 directories" "65 levels ($ERR)"
+	mkdir -p "$T_TMP/b"; echo '{"status":"finished"}' >"$T_TMP/b/README.md"
+	d="$T_TMP/b"; for i in $(seq 64); do d="$d/d"; done
+	mkdir -p "$d"
+	clr bundle validate "$T_TMP/b" --json
+	assert_eq 0 "$RC" "a bundle 64 levels deep ($ERR)"
+	mkdir "$d/d"
+	clr bundle validate "$T_TMP/b" --json
+	assert_contains "$ERR" "nested deeper than 64 directories" "a bundle 65 levels deep"
 }
 
 t_no_request_bundle_gets_a_readme() {
@@ -399,8 +491,7 @@ t_egress_proxy_through_relay_without_network() {
 	local port ready="$T_TMP/proxy.ready"
 	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 	proxy_server "$port" "$ready"
-	for _ in $(seq 600); do [ -e "$ready" ] && break; sleep 0.1; done
-	[ -e "$ready" ] || fail "proxy did not start"
+	wait_until test -e "$ready" || fail "proxy did not start"
 	spec 'r=$(python3 -c "import urllib.request,json; print(json.dumps(urllib.request.urlopen(\"http://example.invalid/x\", timeout=60).read().decode()))") || exit 8; echo "{\"status\":\"finished\",\"outputs\":{\"r\":$r,\"p\":\"$http_proxy\"}}"' \
 		"\"egress\":{\"httpProxy\":\"http://127.0.0.1:$port\"}"
 	run_spec
@@ -420,8 +511,10 @@ t_progress_heartbeats() {
 
 t_progress_reader_gone_does_not_stop_the_run() {
 	spec "$ok_result"
-	# The progress pipe's reader exits at once.
-	"$CL" sandbox run --spec "$T_TMP/spec.json" --progress-fd 3 3> >(true) >"$T_TMP/out" 2>"$T_TMP/err"
+	# The progress pipe has no reader at all, before the first write.
+	# (SIGPIPE back to its default: python ignores it, and exec keeps that.)
+	python3 -c 'import os,signal,sys; signal.signal(signal.SIGPIPE, signal.SIG_DFL); r,w=os.pipe(); os.close(r); os.dup2(w,3); os.execvp(sys.argv[1], sys.argv[1:])' \
+		"$CL" sandbox run --spec "$T_TMP/spec.json" --progress-fd 3 >"$T_TMP/out" 2>"$T_TMP/err"
 	assert_eq 0 "$?" "exit ($(cat "$T_TMP/err"))"
 	assert_eq finished "$(py 'j["status"]' <"$T_TMP/out")" status
 }
@@ -433,8 +526,10 @@ t_nested_refused() {
 	assert_contains "$ERR" "Nested <Sandbox> execution is disabled by default."
 }
 
+# At least N of the background runs (each writes $T_TMP/rcI) have ended.
+runs_ended() { [ "$(cat "$T_TMP"/rc* 2>/dev/null | wc -l)" -ge "$1" ]; }
 t_concurrency_limit_refuses_extra_runs() {
-	local i n
+	local i
 	mkdir -p "$T_TMP/gate" && chmod 777 "$T_TMP/gate"
 	for i in $(seq 12); do
 		spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
@@ -445,11 +540,7 @@ t_concurrency_limit_refuses_extra_runs() {
 		( "$CL" sandbox run --spec "$T_TMP/spec$i.json" --json >"$T_TMP/out$i" 2>"$T_TMP/err$i"; echo $? >"$T_TMP/rc$i" ) &
 	done
 	# The two refused runs end on their own; the ten admitted wait for the gate.
-	for _ in $(seq 1200); do
-		n=$(cat "$T_TMP"/rc* 2>/dev/null | wc -l)
-		[ "$n" -ge 2 ] && break
-		sleep 0.1
-	done
+	wait_until runs_ended 2 || { touch "$T_TMP/gate/go"; wait; fail "no run was refused"; }
 	touch "$T_TMP/gate/go"
 	wait
 	assert_eq 2 "$(grep -l 'Sandbox concurrency limit reached for run r1 (10).' "$T_TMP"/err* | wc -l)" \
@@ -459,20 +550,21 @@ t_concurrency_limit_refuses_extra_runs() {
 }
 
 t_crash_is_reconciled() {
-	local pid st="" marker=$(marker crash)
+	local pid marker=$(marker crash)
 	mkdir -p "$T_TMP/gate"
 	spec ": $marker; while [ ! -e /gate/go ]; do sleep 0.05; done; echo '{\"status\":\"finished\"}'" \
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
 	"$CL" sandbox run --spec "$T_TMP/spec.json" >/dev/null 2>&1 &
 	pid=$!
-	for _ in $(seq 1200); do
-		st=$("$CL" ps --json --root "$T_TMP" 2>/dev/null | py 'j[0]["status"] if j else ""' 2>/dev/null)
-		[ "$st" = shipped ] && break
-		sleep 0.1
-	done
-	assert_eq shipped "$st" "running row"
+	wait_until row_status_is shipped || fail "no running row: $(row_status)"
 	kill -9 "$pid"; wait "$pid" 2>/dev/null
-	assert_eq failed "$("$CL" ps --json --root "$T_TMP" | py 'j[0]["status"]')" "after the crash"
+	assert_eq "request result tmp" "$(echo $(ls "$(SBX)"))" "left by the killed run"
+	# The next run reconciles it: the row fails, its request/ and tmp/ go.
+	spec "$ok_result" '"sandboxId":"s2"'
+	run_spec
+	assert_eq 0 "$RC" "next run ($ERR)"
+	assert_eq result "$(ls "$(SBX)")" "the killed run's directory after the next run"
+	assert_eq failed "$(row_status)" "after the crash"
 	clr events r1 --root "$T_TMP"
 	assert_contains "$OUT" "exited before it finished"
 	# The sandbox dies with its cloister (the gate never opens).
@@ -486,31 +578,24 @@ t_gc_reconciles_crashed_runs() {
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
 	"$CL" sandbox run --spec "$T_TMP/spec.json" >/dev/null 2>&1 &
 	pid=$!
-	for _ in $(seq 1200); do
-		python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); r=c.execute("select status from sandboxes").fetchone(); sys.exit(0 if r and r[0]=="shipped" else 1)' \
-			"$T_TMP/.smithers/cloister.db" 2>/dev/null && break
-		sleep 0.1
-	done
+	wait_until row_status_is shipped || fail "no running row: $(row_status)"
 	kill -9 "$pid"; wait "$pid" 2>/dev/null
+	assert_eq "request result tmp" "$(echo $(ls "$(SBX)"))" "left by the killed run"
 	(cd "$T_TMP" && "$CL" gc >/dev/null 2>"$T_TMP/gc.err")
 	assert_contains "$(cat "$T_TMP/gc.err")" "1 sandbox(es)"
-	assert_eq failed "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select status from sandboxes").fetchone()[0])' "$T_TMP/.smithers/cloister.db")" "row after gc"
+	assert_eq failed "$(row_status)" "row after gc"
+	assert_eq result "$(ls "$(SBX)")" "the killed run's directory after gc"
 	touch "$T_TMP/gate/go"
 }
 
 t_cancel_by_sigterm_is_recorded_and_cleaned() {
-	local pid rc st=""
+	local pid rc
 	mkdir -p "$T_TMP/gate"
 	spec 'while [ ! -e /gate/go ]; do sleep 0.05; done; echo "{\"status\":\"finished\"}"' \
 		"\"volumes\":[{\"host\":\"$T_TMP/gate\",\"container\":\"/gate\"}]"
 	"$CL" sandbox run --spec "$T_TMP/spec.json" --json >"$T_TMP/out" 2>"$T_TMP/err" &
 	pid=$!
-	for _ in $(seq 1200); do
-		st=$("$CL" ps --json --root "$T_TMP" 2>/dev/null | py 'j[0]["status"] if j else ""' 2>/dev/null)
-		[ "$st" = shipped ] && break
-		sleep 0.1
-	done
-	assert_eq shipped "$st" "running row"
+	wait_until row_status_is shipped || { kill -KILL "$pid"; fail "no running row: $(row_status)"; }
 	kill -TERM "$pid"; wait "$pid"; rc=$?
 	touch "$T_TMP/gate/go"
 	assert_eq 143 "$rc" "exit code"

@@ -43,9 +43,11 @@ t_tasks_limit_set_by_default() {
 	assert_contains "$OUT" '"rlimit_nproc": 2048'
 	assert_contains "$OUT" '"output_limit": null'
 }
+# A root caller's sandbox is an unprivileged host id (docs/security.md,
+# "Root callers"), so RLIMIT_NPROC binds it as it binds a user's; only
+# --host-root (host root is exempt from RLIMIT_NPROC, the kernel's rule)
+# leaves --pids as the bound, tested in limits.sh.
 t_fork_bomb_stopped_by_default() {
-	# A root caller's sandbox is an unprivileged host id: the limit binds
-	# it too (host root itself is exempt, the kernel's rule).
 	clr run -- python3 -c '
 import os, time
 n = 0

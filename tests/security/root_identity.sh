@@ -92,5 +92,22 @@ t_bwrap_mode_keeps_bwraps_identity() {
 	assert_eq "0 0 1 shadow-readable" "$(echo $OUT)" "bwrap as root maps root, as bwrap does"
 }
 
+# The child fails in its first step, before it has read the id maps the
+# parent writes for a root caller: its own error must be the one line the
+# user sees, whether it exited before the parent wrote the maps (early:
+# that write or the "maps" message then fails) or after the message was
+# sent (late: the child closed with it unread). A probe makes the failure.
+child_fails_before_maps() {  # early|late
+	local probe=$HELPERS/fail_pdeathsig.so
+	[ -f "$probe" ] || fail "missing $probe (make build/tests/fail_pdeathsig.so)"
+	FAIL_PDEATHSIG=$1 LD_PRELOAD=$probe clr run "$SC" -- echo ran
+	assert_eq 125 "$RC" "run with a failing first child step ($1)"
+	assert_eq "" "$OUT" "the command must not run"
+	assert_eq "cloister: setting the parent-death signal: Operation not permitted" "$ERR" \
+		"the child's error, as one line ($1)"
+}
+t_child_error_before_maps_early() { child_fails_before_maps early; }
+t_child_error_before_maps_late() { child_fails_before_maps late; }
+
 is_root || exit 0
 run_tests

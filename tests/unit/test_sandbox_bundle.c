@@ -1,10 +1,14 @@
 /* Unit tests for the pure result-bundle rules: manifest parsing, output
  * bounds, patch paths, output capture, provider results, the limit env. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/exec.h"
+#include "src/sandbox/layout.h"
 #include "src/sandbox/provider.h"
 #include "src/sandbox/proxy.h"
 #include "src/state/store.h"
@@ -182,8 +186,45 @@ static void test_proxy(void)
 	sb_error_clear(&e);
 }
 
+/* rootDir is the caller's, links and all, even when its own path holds
+ * "/.smithers/sandboxes/": only the levels below it refuse links. */
+static void test_layout_root_dir(void)
+{
+	char tmp[] = "/tmp/cltest-layout.XXXXXX", root[200], real[200], made[300], cmd[300];
+	struct sb_layout l;
+	struct sb_error e = {0};
+	int rc = -1;
+
+	if (!mkdtemp(tmp)) {
+		CHECK("layout: temp dir", 0);
+		return;
+	}
+	snprintf(real, sizeof(real), "%s/real", tmp);
+	mkdir(real, 0700);
+	snprintf(root, sizeof(root), "%s/p", tmp);
+	mkdir(root, 0700);
+	snprintf(root, sizeof(root), "%s/p/.smithers", tmp);
+	mkdir(root, 0700);
+	snprintf(root, sizeof(root), "%s/p/.smithers/sandboxes", tmp);
+	mkdir(root, 0700);
+	snprintf(root, sizeof(root), "%s/p/.smithers/sandboxes/lnk", tmp);
+	if (symlink(real, root) == 0 && sb_layout_paths(root, "r1", "s1", &l, &e) == 0)
+		rc = sb_layout_create(&l, &e);
+	snprintf(made, sizeof(made), "%s/.smithers/sandboxes/r1/s1/request", real);
+	CHECK("layout: rootDir holding the layout path", rc == 0 && access(made, F_OK) == 0);
+	if (rc != 0)
+		printf("    %s\n", e.base.msg);
+	CHECK("layout: rootDir's own length", l.root_dir_len == strlen(root));
+	sb_layout_close(&l);
+	sb_error_clear(&e);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	if (system(cmd) != 0)
+		CHECK("layout: removing the temp dir", 0);
+}
+
 int main(void)
 {
+	test_layout_root_dir();
 	test_proxy();
 	test_manifest();
 	test_bounds();
