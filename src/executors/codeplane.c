@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/clock.h"
 #include "src/executor.h"
 #include "src/executors/cp_api.h"
 
@@ -31,14 +32,6 @@ struct cp {
 	sigset_t old_mask;
 	bool mask_set;
 };
-
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 /* Server-chosen strings go into URLs and ssh's argv: a fixed alphabet,
  * never a leading '-' (an ssh option). */
@@ -115,7 +108,7 @@ static int api_error(const char *what, int status, json_t *body, cl_error *err)
 /* Polls until the workspace runs; bounded by CODEPLANE_START_TIMEOUT. */
 static int wait_running(struct cp *w, cl_error *err)
 {
-	double end = now_ms() + w->cfg.start_timeout_s * 1000.0;
+	double end = cl_mono_ms() + w->cfg.start_timeout_s * 1000.0;
 	char path[128];
 
 	snprintf(path, sizeof(path), "/workspaces/%s", w->id);
@@ -134,7 +127,7 @@ static int wait_running(struct cp *w, cl_error *err)
 		json_decref(ws);
 		if (rc < 0)
 			return rc;
-		if (now_ms() > end)
+		if (cl_mono_ms() > end)
 			return cl_fail(err, ETIMEDOUT, "codeplane: workspace %s not running after %d s "
 			               "(CODEPLANE_START_TIMEOUT)", w->id, w->cfg.start_timeout_s);
 		/* The API has no push: a poll, a quarter second apart. */
@@ -342,7 +335,7 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 {
 	struct cp *w = state;
 	char *remote = remote_command(w, p);
-	double t0 = now_ms();
+	double t0 = cl_mono_ms();
 	int pidfd, status = 0;
 	pid_t pid;
 
@@ -362,7 +355,7 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 		struct signalfd_siginfo si;
 		int wait = -1, n;
 		if (p->timeout_ms) {
-			double left = (double)p->timeout_ms - (now_ms() - t0);
+			double left = (double)p->timeout_ms - (cl_mono_ms() - t0);
 			wait = left <= 0 ? 0 : (int)left + 1;
 		}
 		n = poll(pf, 2, wait);
@@ -386,7 +379,7 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 		;
 	if (pidfd >= 0)
 		close(pidfd);
-	st->wall_ms = now_ms() - t0;
+	st->wall_ms = cl_mono_ms() - t0;
 	if (st->timed_out)
 		st->exit_code = 124;
 	else if (st->signal)

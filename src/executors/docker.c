@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/clock.h"
 #include "src/executor.h"
 #include "src/executors/docker_api.h"
 #include "src/executors/docker_body.h"
@@ -208,14 +209,6 @@ static void relay_bytes(struct relay *r, const unsigned char *b, size_t n)
 	}
 }
 
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
 /* One read of our stdin into the container's. Returns the fd to keep
  * polling: 0 (stdin), or -1 once it ended (EOF, or an stdin we cannot
  * read): then the write side of the stream is shut, which closes the
@@ -248,7 +241,7 @@ static int relay_until_exit(struct dock *d, const struct cl_policy *p, struct cl
 		                       {.fd = in_fd, .events = POLLIN}};
 		int wait = -1;
 		if (p->timeout_ms) {
-			double left = (double)p->timeout_ms - (now_ms() - t0);
+			double left = (double)p->timeout_ms - (cl_mono_ms() - t0);
 			wait = left <= 0 ? 0 : (int)left + 1;
 		}
 		int n = poll(pf, in_fd >= 0 ? 3 : 2, wait);
@@ -319,12 +312,12 @@ static int docker_execute(void *state, const struct cl_policy *p, struct cl_stat
 		rc = d->attach_fd;
 	if (rc == 0)
 		rc = start_container(d, st, err);
-	t0 = now_ms();
+	t0 = cl_mono_ms();
 	if (rc == 0)
 		rc = relay_until_exit(d, p, st, t0, err);
 	if (rc == 0)
 		rc = wait_exit(d, st, err);
-	st->wall_ms = now_ms() - t0;
+	st->wall_ms = cl_mono_ms() - t0;
 	if (st->output_truncated)
 		fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
 		        "was discarded\n", (unsigned long long)p->output_limit);
