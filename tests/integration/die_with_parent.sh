@@ -6,9 +6,11 @@
 source "$(dirname "$0")/../lib.sh"
 SC=${CORE_SECCOMP:---seccomp=default}
 PT="$TOP/tests/helpers/proctree.py"
-# Long enough for the kill to land inside; the kill checks that it did
+# Long enough for the kill to land inside even on a loaded 2-CPU machine
+# (each test pays about twice the delay: strace finishes it before the
+# killed tracee is reaped); the kill checks it landed inside
 # (PT_KILL_BY), so a machine too slow for it fails instead of passing idly.
-DELAY_US=${DWP_DELAY_US:-3000000}
+DELAY_US=${DWP_DELAY_US:-6000000}
 # The latest moment for the kill: the window opened (about) now.
 kill_by() { echo $(( $(date +%s%N) + DELAY_US * 1000 - 500000000 )); }
 
