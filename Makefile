@@ -3,6 +3,8 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 CC      ?= cc
 PKGS    := jansson libcap libmnl libseccomp
+# libgit2: headers only; src/workspace/wsdl.c loads it (and libcrypto) on first use.
+GIT2_CFLAGS := $(shell pkg-config --cflags libgit2 2>/dev/null)
 # sqlite3: headers only; src/state/sqlite_dl.c loads the library on first use.
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 
@@ -21,7 +23,7 @@ WARN := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wstrict-prototypes \
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -fno-strict-overflow
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. \
-              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS)
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS) $(GIT2_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 # jansson, libcap and libseccomp are linked statically when Debian ships the
@@ -35,7 +37,7 @@ else
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -lmnl -lseccomp)
 endif
 
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/workspace/*.c ns/*.c seccomp/*.c cgroups/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no
 # cache at launch): the generator links the profile code and libseccomp,

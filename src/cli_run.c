@@ -72,7 +72,7 @@ void cl_cli_run_usage(FILE *f)
 	      "  --memory SIZE  --memory-swap SIZE  --cpus N  --pids N  --cgroup-parent PATH\n"
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
-	      "  --dry-run --json  --host-root\n"
+	      "  --workspace DIR  --diff-out FILE  --dry-run --json  --host-root\n"
 	      "See cloister(1).\n", f);
 }
 
@@ -318,8 +318,14 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 		return 0;
 	case O_PUBLISH: return cl_policy_add_publish(p, v, err);
 	case O_FORWARD_OUT: return cl_policy_add_forward(p, v, err);
-	case O_WORKSPACE: return unsupported("--workspace", "workspace diffs", err);
-	case O_DIFF_OUT: return unsupported("--diff-out", "workspace diffs", err);
+	case O_WORKSPACE:
+		if (!v[0])
+			return cl_fail(err, 0, "--workspace: expected a directory");
+		return xstrdup_set(&p->workspace, v) ? 0 : cl_fail(err, ENOMEM, "--workspace");
+	case O_DIFF_OUT:
+		if (!v[0])
+			return cl_fail(err, 0, "--diff-out: expected a file name");
+		return xstrdup_set(&p->diff_out, v) ? 0 : cl_fail(err, ENOMEM, "--diff-out");
 	case O_RUNTIME:
 		if (strcmp(v, "native") == 0 || strcmp(v, "auto") == 0) {
 			p->runtime = v[0] == 'n' ? CL_RT_NATIVE : CL_RT_AUTO;
@@ -453,6 +459,8 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 		rc = finish(p, &rs, err);
 	if (rc == 0)
 		root_identity(p, &rs, n_default);
+	if (rc == 0 && p->diff_out && !p->workspace)
+		rc = cl_fail(err, 0, "--diff-out needs --workspace DIR (the directory whose changes it records)");
 	cl_strv_free(rs.envs);
 	if (rc < 0 || o->help)
 		return rc;

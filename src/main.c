@@ -20,6 +20,7 @@
 #include "src/state/store.h"
 #include "src/status.h"
 #include "src/version.h"
+#include "src/workspace/run.h"
 
 #define EXIT_SETUP 125
 
@@ -69,7 +70,8 @@ static int cmd_run(int argc, char **argv)
 	struct cl_run_opts o;
 	struct cl_status st;
 	cl_error err = {0};
-	int rc;
+	bool after = false;
+	int rc, code;
 
 	rc = cl_cli_run_parse(argc, argv, &p, &o, &err);
 	if (rc == 0 && o.help) {
@@ -91,12 +93,16 @@ static int cmd_run(int argc, char **argv)
 		return json ? 0 : EXIT_SETUP;
 	}
 	cl_status_init(&st);
-	rc = cl_native_executor.run(&p, &st, &err);
+	rc = ws_run_native(&p, &st, &after, &err);
 	if (rc < 0) {
 		cl_error_print(&err);
-		st.exit_code = EXIT_SETUP;
+		if (!after)
+			st.exit_code = EXIT_SETUP;
 	}
-	rc = finish_run(&p, &st);
+	/* The status file says how the command ended even when its diff
+	 * could not be captured; the exit code says cloister failed. */
+	code = finish_run(&p, &st);
+	rc = rc < 0 ? EXIT_SETUP : code;
 	cl_policy_free(&p);
 	return rc;
 }
