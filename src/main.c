@@ -20,6 +20,7 @@
 #include "src/state/store.h"
 #include "src/status.h"
 #include "src/version.h"
+#include "src/workspace/cli.h"
 #include "src/workspace/run.h"
 
 #define EXIT_SETUP 125
@@ -33,6 +34,8 @@ static void usage(FILE *f)
 	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
 	      "  sandbox run --spec FILE|-             run a Smithers-shaped sandbox spec (docs/spec.md)\n"
 	      "  bundle validate DIR [--json]          check a result bundle\n"
+	      "  diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
+	      "  diff show BUNDLE [--stat]             print a diff bundle as git diff would\n"
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
 	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
 	      "  version                               print the version\n"
@@ -148,6 +151,8 @@ int main(int argc, char **argv)
 		return cl_check_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "sandbox") == 0)
 		return sb_cli_sandbox_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "diff") == 0)
+		return ws_cli_diff_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "bundle") == 0)
 		return sb_cli_bundle_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "ps") == 0)

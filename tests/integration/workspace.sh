@@ -1,0 +1,269 @@
+#!/bin/bash
+# `cloister run --workspace DIR --diff-out FILE`, `cloister diff apply` and
+# `diff show`: every kind of change captured, apply reproducing the
+# sandbox's final tree byte for byte, the host DIR never written, state
+# removed, conflicts and escaping paths refused with nothing written.
+. "$(dirname "$0")/../lib.sh"
+
+# Root's default sandbox identity cannot write root's files through the
+# overlay (docs/workspaces.md): as root the suite keeps host root.
+WSR=()
+is_root && WSR=(--host-root)
+export CLOISTER_STATE_DIR
+
+py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
+# A digest of a tree: every dir, file (exec bit, sha256) and symlink.
+digest() {
+	python3 - "$1" <<'PY'
+import hashlib, os, sys
+root = sys.argv[1]
+for dp, dns, fns in sorted(os.walk(root)):
+    dns.sort()
+    rel = os.path.relpath(dp, root)
+    print("d", rel)
+    for f in sorted(fns):
+        p = os.path.join(dp, f)
+        if os.path.islink(p):
+            print("l", os.path.join(rel, f), os.readlink(p))
+        else:
+            x = os.stat(p).st_mode & 0o100
+            print("f", os.path.join(rel, f), bool(x), hashlib.sha256(open(p, "rb").read()).hexdigest())
+PY
+}
+# A base tree with text, binary, empty, executable and deep files.
+make_base() {  # dir
+	mkdir -p "$1/src/deep/er/still" "$1/gone/sub" "$1/replaced" "$1/keep"
+	printf 'line1\nline2\nline3\nline4\nline5\nline6\nline7\nline8\n' >"$1/src/main.c"
+	printf 'no newline at end' >"$1/src/nonl.txt"
+	printf '\x00\x01\x02binary' >"$1/blob.bin"
+	: >"$1/empty"
+	printf '#!/bin/sh\necho hi\n' >"$1/run.sh"
+	echo deep >"$1/src/deep/er/still/file.txt"
+	echo a >"$1/gone/a"; echo b >"$1/gone/sub/b"
+	echo old >"$1/replaced/old.txt"
+	echo k >"$1/keep/k.txt"
+	echo torename >"$1/before.txt"
+}
+# What the sandbox does: one of every kind of change.
+CHANGES='cd "$W" &&
+	sed -i "s/line4/LINE4/" src/main.c && echo line9 >>src/main.c &&
+	printf "no newline, changed" >src/nonl.txt &&
+	printf "\000\377new binary" >blob.bin && printf "\000\001" >new.bin &&
+	: >new-empty && echo now-text >>empty &&
+	chmod +x run.sh && echo fresh >src/deep/er/still/new.txt &&
+	mkdir -p a/b/c/d && echo deepadd >a/b/c/d/e.txt &&
+	rm -rf gone && rm -rf replaced && mkdir replaced && echo new >replaced/new.txt &&
+	mv before.txt after.txt && rm keep/k.txt'
+
+setup() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	W=$T_TMP/ws
+	make_base "$W"
+	mkdir -p "$T_TMP/out"
+}
+sandbox_changes() {  # extra command after the changes
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" --rw "$T_TMP/out" \
+		--env W="$W" -- sh -c "$CHANGES && ${1:-true}"
+}
+
+t_every_kind_of_change_is_captured() {
+	setup
+	sandbox_changes
+	assert_eq 0 "$RC" "run ($ERR)"
+	ops=$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in j["patches"])' <"$T_TMP/b.json")
+	assert_eq "a:a/b/c/d/e.txt a:after.txt d:before.txt m:blob.bin m:empty d:gone/a d:gone/sub/b d:keep/k.txt a:new-empty a:new.bin a:replaced/new.txt d:replaced/old.txt m:run.sh a:src/deep/er/still/new.txt m:src/main.c m:src/nonl.txt" "$ops" "patches in path order"
+	assert_eq 1 "$(py 'j["seq"]' <"$T_TMP/b.json")" seq
+	assert_contains "$(py 'j["baseRef"]' <"$T_TMP/b.json")" "sha256:"
+	diff=$(py '[p for p in j["patches"] if p["path"]=="run.sh"][0]["diff"]' <"$T_TMP/b.json")
+	assert_contains "$diff" $'old mode 100644\nnew mode 100755' "exec bit"
+	assert_eq "AP9uZXcgYmluYXJ5" "$(py '[p for p in j["patches"] if p["path"]=="blob.bin"][0]["binaryContent"]' <"$T_TMP/b.json")" "binary as base64"
+	assert_eq "False" "$(py '"binaryContent" in [p for p in j["patches"] if p["path"]=="src/main.c"][0]' <"$T_TMP/b.json")" "no base64 for text"
+	diff=$(py '[p for p in j["patches"] if p["path"]=="src/main.c"][0]["diff"]' <"$T_TMP/b.json")
+	assert_contains "$diff" $'-line4\n+LINE4' "unified hunk"
+	assert_contains "$diff" $'--- a/src/main.c\n+++ b/src/main.c' "git-style names"
+	diff=$(py '[p for p in j["patches"] if p["path"]=="src/nonl.txt"][0]["diff"]' <"$T_TMP/b.json")
+	assert_contains "$diff" '\ No newline at end of file' "no-newline marker"
+	diff=$(py '[p for p in j["patches"] if p["path"]=="new-empty"][0]["diff"]' <"$T_TMP/b.json")
+	assert_contains "$diff" $'new file mode 100644\nindex 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391' "empty add"
+}
+
+t_the_same_changes_give_the_same_bundle() {
+	setup
+	cp -a "$W" "$T_TMP/base"
+	sandbox_changes
+	assert_eq 0 "$RC" "first run ($ERR)"
+	mv "$T_TMP/b.json" "$T_TMP/first.json"
+	sandbox_changes
+	assert_eq 0 "$RC" "second run ($ERR)"
+	cmp "$T_TMP/first.json" "$T_TMP/b.json" || fail "two runs of the same change differ"
+}
+
+t_host_dir_untouched_and_state_removed() {
+	setup
+	before=$(digest "$W")
+	sandbox_changes 'test "$(cat src/deep/er/still/new.txt)" = fresh'
+	assert_eq 0 "$RC" "run sees its own changes ($ERR)"
+	assert_eq "$before" "$(digest "$W")" "host DIR after the run"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state left behind"
+	# A failing command and a failing setup leave nothing either.
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/c.json" -- sh -c 'echo x >"$0/n"; exit 3' "$W"
+	assert_eq 3 "$RC" "command's code ($ERR)"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state after a failing command"
+	clr run "${WSR[@]}" --workspace "$W" -- /nonexistent/cmd
+	assert_eq 127 "$RC" "not found ($ERR)"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state after exec failure"
+	clr run "${WSR[@]}" --workspace "$T_TMP/missing" --diff-out "$T_TMP/d.json" -- true
+	assert_eq 125 "$RC" "missing DIR"
+	assert_contains "$ERR" "--workspace $T_TMP/missing"
+	[ ! -e "$T_TMP/d.json" ] || fail "bundle written for a failed setup"
+	assert_eq "$before" "$(digest "$W")" "host DIR at the end"
+}
+
+t_apply_reproduces_the_final_tree_byte_for_byte() {
+	setup
+	cp -a "$W" "$T_TMP/target"
+	# The sandbox's own final tree, copied out by the same run.
+	sandbox_changes "cp -a \"\$W/.\" $T_TMP/out/"
+	assert_eq 0 "$RC" "run ($ERR)"
+	clr diff apply "$T_TMP/b.json" "$T_TMP/target" --check
+	assert_eq 0 "$RC" "check ($ERR)"
+	assert_eq "$(digest "$W")" "$(digest "$T_TMP/target")" "--check wrote something"
+	clr diff apply "$T_TMP/b.json" "$T_TMP/target"
+	assert_eq 0 "$RC" "apply ($ERR)"
+	assert_contains "$OUT" "applied 16 patches"
+	# An empty dir is not carried by a bundle (git's rule): gone/ and
+	# keep/ are removed by apply, and so compared without empty dirs.
+	find "$T_TMP/out" -type d -empty -delete
+	assert_eq "$(digest "$T_TMP/out")" "$(digest "$T_TMP/target")" "target after apply vs the sandbox's tree"
+	assert_eq "" "$(ls -d "$T_TMP"/target/.cloister-apply-* 2>/dev/null)" "staging dir left"
+}
+
+t_git_apply_accepts_the_text_patches() {
+	setup
+	cp -a "$W" "$T_TMP/target"
+	sandbox_changes
+	assert_eq 0 "$RC" "run ($ERR)"
+	py '"".join(p["diff"] for p in j["patches"] if "binaryContent" not in p and "Binary" not in p["diff"])' \
+		<"$T_TMP/b.json" >"$T_TMP/text.patch"
+	(cd "$T_TMP/target" && git apply --check "$T_TMP/text.patch") 2>"$T_TMP/git.err" ||
+		fail "git apply rejects the bundle's diffs: $(cat "$T_TMP/git.err")"
+}
+
+t_conflicts_name_each_path_and_write_nothing() {
+	setup
+	cp -a "$W" "$T_TMP/target"
+	sandbox_changes
+	assert_eq 0 "$RC" "run ($ERR)"
+	echo changed-by-human >>"$T_TMP/target/src/main.c"
+	echo here-first >"$T_TMP/target/after.txt"
+	rm "$T_TMP/target/keep/k.txt"
+	before=$(digest "$T_TMP/target")
+	clr diff apply "$T_TMP/b.json" "$T_TMP/target"
+	assert_eq 1 "$RC" "conflict exit ($ERR)"
+	assert_contains "$ERR" "conflict: src/main.c: changed since the bundle's base"
+	assert_contains "$ERR" "conflict: after.txt: already exists in the target"
+	assert_contains "$ERR" "conflict: keep/k.txt: missing in the target"
+	assert_contains "$ERR" "nothing was written"
+	assert_eq "$before" "$(digest "$T_TMP/target")" "target after a refused apply"
+	clr diff apply "$T_TMP/b.json" "$T_TMP/target" --check
+	assert_eq 1 "$RC" "--check reports the conflicts too"
+}
+
+# A bundle with one patch adding PATH (text "x").
+bundle_with() {  # path
+	python3 - "$1" >"$T_TMP/evil.json" <<'PY'
+import json, sys
+p = sys.argv[1]
+d = ("diff --git a/%s b/%s\nnew file mode 100644\n"
+     "index 0000000000000000000000000000000000000000..587be6b4c3f93f93c489c0111bba5596147a26cb\n"
+     "--- /dev/null\n+++ b/%s\n@@ -0,0 +1 @@\n+x\n") % (p, p, p)
+print(json.dumps({"seq": 1, "baseRef": "sha256:0", "patches": [{"path": p, "operation": "add", "diff": d}]}))
+PY
+}
+
+t_escaping_paths_are_refused() {
+	mkdir -p "$T_TMP/target" "$T_TMP/outside"
+	ln -s "$T_TMP/outside" "$T_TMP/target/link"
+	bundle_with "ok.txt"
+	clr diff apply "$T_TMP/evil.json" "$T_TMP/target" --check
+	assert_eq 0 "$RC" "a good bundle_with passes ($ERR)"
+	for p in "../x" "/abs/x" "a/../../x" "link/x"; do
+		bundle_with "$p"
+		clr diff apply "$T_TMP/evil.json" "$T_TMP/target"
+		assert_eq 125 "$RC" "apply of $p ($ERR)"
+		assert_contains "$ERR" "TOOL_PATH_ESCAPE" "$p"
+	done
+	for p in "a//b" "./x" "a/"; do
+		bundle_with "$p"
+		clr diff apply "$T_TMP/evil.json" "$T_TMP/target"
+		assert_eq 125 "$RC" "apply of $p ($ERR)"
+		assert_contains "$ERR" "TOOL_PATH_INVALID" "$p"
+	done
+	assert_eq "" "$(ls -A "$T_TMP/outside")" "written outside the target"
+	assert_eq "link" "$(ls -A "$T_TMP/target")" "written into the target"
+}
+
+t_damaged_bundles_are_refused() {
+	mkdir -p "$T_TMP/target"
+	bundle_with "f.txt"
+	sed -i 's/+x/+y/' "$T_TMP/evil.json"
+	clr diff apply "$T_TMP/evil.json" "$T_TMP/target"
+	assert_eq 125 "$RC" "content not matching its blob id ($ERR)"
+	assert_contains "$ERR" "does not match the blob id"
+	echo '{"seq":1}' >"$T_TMP/bad.json"
+	clr diff apply "$T_TMP/bad.json" "$T_TMP/target"
+	assert_eq 125 "$RC" "bad shape"
+	assert_contains "$ERR" "needs seq (integer), baseRef (string) and patches (array)"
+	assert_eq "" "$(ls -A "$T_TMP/target")" "written into the target"
+}
+
+t_symlink_made_in_the_workspace_fails_the_capture() {
+	setup
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- ln -s /etc/passwd "$W/pw"
+	assert_eq 125 "$RC" "capture with a symlink ($ERR)"
+	assert_contains "$ERR" "workspace path pw is a symlink the sandbox made"
+	[ ! -e "$T_TMP/b.json" ] || fail "a partial bundle was written"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state left"
+}
+
+t_over_the_patch_limit_fails_with_nothing_written() {
+	setup
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c 'cd "$0" && for i in $(seq 1001); do : >f$i; done' "$W"
+	assert_eq 125 "$RC" "over the limit ($ERR)"
+	assert_contains "$ERR" "1000"
+	[ ! -e "$T_TMP/b.json" ] || fail "a partial bundle was written"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c 'cd "$0" && for i in $(seq 999); do : >f$i; done' "$W"
+	assert_eq 0 "$RC" "under the limit ($ERR)"
+	assert_eq 999 "$(py 'len(j["patches"])' <"$T_TMP/b.json")" "patches"
+}
+
+t_diff_show_prints_git_diff_and_stat() {
+	setup
+	sandbox_changes
+	assert_eq 0 "$RC" "run ($ERR)"
+	clr diff show "$T_TMP/b.json"
+	assert_eq 0 "$RC" "show ($ERR)"
+	assert_contains "$OUT" $'diff --git a/src/main.c b/src/main.c'
+	assert_contains "$OUT" 'Binary files a/blob.bin and b/blob.bin differ'
+	clr diff show "$T_TMP/b.json" --stat
+	[[ $OUT =~ " src/main.c "+"| 3 ++-" ]] || fail "stat line of src/main.c: $OUT"
+	[[ $OUT =~ " new.bin "+"| Bin 2 bytes" ]] || fail "stat line of new.bin: $OUT"
+	assert_contains "$OUT" "16 files changed"
+}
+
+t_diff_out_needs_workspace() {
+	clr run --diff-out "$T_TMP/x.json" -- true
+	assert_eq 125 "$RC"
+	assert_contains "$ERR" "--diff-out needs --workspace DIR"
+}
+
+if is_root; then
+t_root_without_host_root_is_refused_clearly() {
+	setup
+	clr run --workspace "$W" -- true
+	assert_eq 125 "$RC"
+	assert_contains "$ERR" "as root it needs --host-root"
+}
+fi
+
+run_tests
