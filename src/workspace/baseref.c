@@ -70,7 +70,7 @@ static int file_id(int dfd, const char *name, const struct stat *st, char oid[WS
 	return 0;
 }
 
-static int walk(struct acc *a, int dfd, const char *prefix, int depth, cl_error *err);
+static int walk(struct acc *a, int dfd, const char *prefix, int depth, const char *skip, cl_error *err);
 
 static int entry(struct acc *a, int dfd, const char *name, const char *prefix, int depth, cl_error *err)
 {
@@ -86,7 +86,7 @@ static int entry(struct acc *a, int dfd, const char *name, const char *prefix, i
 		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			return cl_fail_errno(err, "reading directory %s", rel);
-		rc = walk(a, sub, rel, depth + 1, err);
+		rc = walk(a, sub, rel, depth + 1, NULL, err);
 		close(sub);
 		return rc;
 	}
@@ -98,7 +98,7 @@ static int entry(struct acc *a, int dfd, const char *name, const char *prefix, i
 	               rel, oid, err);
 }
 
-static int walk(struct acc *a, int dfd, const char *prefix, int depth, cl_error *err)
+static int walk(struct acc *a, int dfd, const char *prefix, int depth, const char *skip, cl_error *err)
 {
 	char **names = NULL;
 	size_t n = 0, cap = 0;
@@ -115,7 +115,7 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, cl_error 
 		return cl_fail_errno(err, "reading directory %s", *prefix ? prefix : ".");
 	}
 	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (skip && !strcmp(de->d_name, skip)))
 			continue;
 		if (n == cap) {
 			char **v = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof(*v));
@@ -142,7 +142,7 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, cl_error 
 	return rc;
 }
 
-int ws_base_ref(int dir_fd, char out[72], cl_error *err)
+int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err)
 {
 	struct acc a = {0};
 	unsigned char h[32];
@@ -150,7 +150,7 @@ int ws_base_ref(int dir_fd, char out[72], cl_error *err)
 
 	if ((rc = ws_dl_load(err)) < 0)
 		return rc;
-	rc = walk(&a, dir_fd, "", 0, err);
+	rc = walk(&a, dir_fd, "", 0, skip, err);
 	if (rc == 0) {
 		ws_sha256(a.s ? a.s : "", a.len, h);
 		memcpy(out, "sha256:", 7);

@@ -35,6 +35,7 @@ struct walk {
 	struct ent *v;
 	size_t n, cap;
 	enum ws_fail why;
+	const char *skip;
 	cl_error *err;
 };
 
@@ -204,7 +205,8 @@ static int walk_upper(struct walk *w, int ufd, int lfd, const char *prefix, int 
 		return cl_fail_errno(w->err, "reading workspace directory %s", *prefix ? prefix : ".");
 	}
 	while (rc == 0 && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    !(depth == 0 && w->skip && !strcmp(de->d_name, w->skip)))
 			rc = upper_entry(w, dirfd(d), lfd, de->d_name, prefix, depth);
 	closedir(d);
 	return rc;
@@ -313,10 +315,10 @@ static int emit_pair(struct emit *o, int lower, int upper, const struct ent *old
 	return emit(o, old ? old->path : nw->path, old ? &so : &none, nw ? &sn : &none, why, err);
 }
 
-int ws_capture(int lower_fd, int upper_fd, uint64_t seq, json_t **bundle, enum ws_fail *why,
-               cl_error *err)
+int ws_capture(int lower_fd, int upper_fd, const char *skip, uint64_t seq, json_t **bundle,
+               enum ws_fail *why, cl_error *err)
 {
-	struct walk w = {.why = WS_FAIL_IO, .err = err};
+	struct walk w = {.why = WS_FAIL_IO, .skip = skip, .err = err};
 	struct emit o = {.patches = json_array()};
 	char ref[72];
 	int rc;
@@ -340,7 +342,7 @@ int ws_capture(int lower_fd, int upper_fd, uint64_t seq, json_t **bundle, enum w
 		i += pair;
 	}
 	if (rc == 0)
-		rc = ws_base_ref(lower_fd, ref, err);
+		rc = ws_base_ref(lower_fd, skip, ref, err);
 	if (rc == 0 && !(*bundle = json_pack("{s:I,s:s,s:O}", "seq", (json_int_t)seq, "baseRef", ref,
 	                                     "patches", o.patches)))
 		rc = cl_fail(err, ENOMEM, "building the diff bundle");

@@ -16,12 +16,14 @@
 enum ws_fail { WS_FAIL_IO, WS_FAIL_LIMIT, WS_FAIL_UNSUPPORTED };
 
 /* Builds {"seq","baseRef","patches"} from the upper dir upper_fd over the
- * lower dir lower_fd (both directory fds; nothing is followed). On error
- * *bundle is NULL, err says why, *why what kind of failure it was. */
-int ws_capture(int lower_fd, int upper_fd, uint64_t seq, json_t **bundle, enum ws_fail *why,
-               cl_error *err);
+ * lower dir lower_fd (both directory fds; nothing is followed). skip (or
+ * NULL) names a top-level entry left out of both (spec mode: .smithers).
+ * On error *bundle is NULL, err says why, *why what kind of failure. */
+int ws_capture(int lower_fd, int upper_fd, const char *skip, uint64_t seq, json_t **bundle,
+               enum ws_fail *why, cl_error *err);
 /* "sha256:<hex>" of the tree at dir_fd into out[72]: every regular file
- * and symlink in it as (mode, path, git blob id of its content). */
-int ws_base_ref(int dir_fd, char out[72], cl_error *err);
+ * and symlink in it as (mode, path, git blob id of its content); skip as
+ * for ws_capture. */
+int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err);
 
 #endif

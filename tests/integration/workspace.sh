@@ -257,6 +257,64 @@ t_diff_out_needs_workspace() {
 	assert_contains "$ERR" "--diff-out needs --workspace DIR"
 }
 
+# Spec mode: rootDir with a workspace, the command changes it.
+spec_ws() {  # command [extra-json-members]
+	mkdir -p "$T_TMP/req" "$T_TMP/proj/src"
+	echo original >"$T_TMP/proj/src/file.txt"
+	python3 - "$T_TMP" "$1" "${2:-}" >"$T_TMP/spec.json" <<'PY'
+import json, sys
+tmp, cmd, extra = sys.argv[1:4]
+s = {"runId": "r1", "sandboxId": "s1", "rootDir": tmp + "/proj", "command": cmd,
+     "requestBundlePath": tmp + "/req", "workspace": {"name": "w"}}
+if extra:
+    s.update(json.loads("{" + extra + "}"))
+print(json.dumps(s))
+PY
+}
+ok='echo "{\"status\":\"finished\"}"'
+event_types() { "$CL" events r1 --root "$T_TMP/proj" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))'; }
+
+t_spec_review_rejects_by_default_and_keeps_the_bundle() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	spec_ws "echo changed >$T_TMP/proj/src/file.txt && echo new >$T_TMP/proj/n.txt && echo hidden >$T_TMP/proj/.smithers/x && $ok"
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 125 "$RC" "rejected ($OUT)"
+	assert_eq "INVALID_INPUT" "$(py 'j["code"]' <<<"$ERR")" code
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "require review approval"
+	kept=$(py 'j["details"]["diffBundlePath"]' <<<"$ERR")
+	assert_eq "n.txt src/file.txt" "$(py '" ".join(p["path"] for p in j["patches"])' <"$kept")" "kept bundle (no .smithers)"
+	assert_eq "original" "$(cat "$T_TMP/proj/src/file.txt")" "rootDir untouched"
+	[ ! -e "$T_TMP/proj/n.txt" ] || fail "rootDir got n.txt"
+	assert_contains "$(event_types)" "SandboxDiffReviewRequested SandboxDiffRejected SandboxFailed"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state left"
+	# The kept bundle applies later, by hand.
+	clr diff apply "$kept" "$T_TMP/proj"
+	assert_eq 0 "$RC" "later apply ($ERR)"
+	assert_eq "changed" "$(cat "$T_TMP/proj/src/file.txt")" "after the later apply"
+}
+
+t_spec_auto_accept_applies_to_root_dir() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	spec_ws "echo changed >$T_TMP/proj/src/file.txt && rm -r $T_TMP/proj/src && mkdir $T_TMP/proj/src && echo again >$T_TMP/proj/src/other && $ok" '"autoAcceptDiffs":true'
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "accepted ($ERR)"
+	assert_eq "finished" "$(py 'j["status"]' <<<"$OUT")" status
+	assert_eq "delete:src/file.txt add:src/other" "$(py '" ".join(p["operation"]+":"+p["path"] for p in j["diffBundle"]["patches"])' <<<"$OUT")" "diffBundle in the result"
+	assert_eq "again" "$(cat "$T_TMP/proj/src/other")" "applied to rootDir"
+	[ ! -e "$T_TMP/proj/src/file.txt" ] || fail "deleted file still in rootDir"
+	assert_contains "$(event_types)" "SandboxDiffReviewRequested SandboxDiffAccepted SandboxCompleted"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state left"
+}
+
+t_spec_without_changes_needs_no_review() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	spec_ws "cat $T_TMP/proj/src/file.txt >/dev/null && $ok"
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "no changes ($ERR)"
+	assert_eq "0" "$(py 'len(j["diffBundle"]["patches"])' <<<"$OUT")" "empty bundle"
+	assert_not_contains "$(event_types)" "SandboxDiffReview"
+}
+
 if is_root; then
 t_root_without_host_root_is_refused_clearly() {
 	setup
