@@ -38,6 +38,7 @@ enum {
 	CL_MF_KEEP_SYMLINK = 1 << 3, /* a symlink source is recreated as a symlink */
 	CL_MF_CALLER_OPEN = 1 << 4, /* source opened by the parent with the caller's rights */
 	CL_MF_IDMAP = 1 << 5,    /* and idmapped: the caller's files appear as uid's */
+	CL_MF_VOLATILE = 1 << 6, /* overlay: no sync of the upper dir (a throwaway one) */
 };
 
 struct cl_mount {

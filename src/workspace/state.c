@@ -100,7 +100,7 @@ static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl
 
 	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
 	snprintf(work, sizeof(work), "%s/%s/work", root, w->name);
-	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, 0);
+	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, CL_MF_VOLATILE);
 	if (!m || !(m->ovl_work = strdup(work)) || !cl_strv_push(&m->ovl_lower, w->dir))
 		return cl_fail(err, ENOMEM, "adding the workspace mount");
 	return 0;
