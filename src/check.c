@@ -198,8 +198,10 @@ static void probe_overlay(struct probe_result *r)
 	if (!r->ok && !e)
 		e = errno;
 	rmdir(overlay_base);
-	snprintf(r->detail, sizeof(r->detail), r->ok ? "overlayfs mounts inside a user namespace"
-	                                              : "overlay in a user namespace failed: %s",
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "overlayfs mounts inside a user namespace "
+	                                              "(run --workspace uses it)"
+	                                              : "overlay in a user namespace failed: %s; run "
+	                                                "--workspace cannot work here (it has no copy fallback)",
 	         strerror(e));
 	if (!r->ok)
 		snprintf(r->hint, sizeof(r->hint), "Linux >= 5.11 allows unprivileged overlay");
