@@ -22,6 +22,7 @@
 #include "src/version.h"
 #include "src/workspace/cli.h"
 #include "src/workspace/run.h"
+#include "src/workspace/state.h"
 
 #define EXIT_SETUP 125
 
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
 		return st_cli_events_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0) {
 		st_gc_reconcile_cwd();
+		ws_gc();
 		return cg_gc_main(argc - 1, argv + 1);
 	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

@@ -101,10 +101,13 @@ static int capture(struct run *r, json_t **cap, struct sb_error *e)
 	*cap = NULL;
 	if (!r->has_ws)
 		return 0;
-	if (ws_capture(r->ws.lower_fd, r->ws.upper_fd, ".smithers", 1, cap, &why, &err) < 0)
+	if (ws_capture(r->ws.lower_fd, r->ws.upper_fd, ".smithers", r->ws.seq, cap, &why, &err) < 0)
 		return sb_fail(e, SB_EXECUTION_FAILED, 0,
 		               json_pack("{s:s}", "reason", why == WS_FAIL_LIMIT ? "diff-bundle-limit" : "diff-capture"),
 		               "Sandbox workspace changes could not be captured: %s", err.msg);
+	/* A sticky workspace's next bundle gets the next seq. */
+	if (ws_sticky_commit_seq(&r->ws, &err) < 0)
+		return sb_from_cl(e, SB_EXECUTION_FAILED, &err);
 	return 0;
 }
 

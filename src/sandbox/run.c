@@ -271,8 +271,10 @@ static int workspace_mount(struct run *r, struct cl_policy *p, struct sb_error *
 		return 0;
 	if (!(p->workspace = strdup(r->s->root_dir)))
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "workspace");
-	if (ws_run_prepare(p, &r->ws, &err) < 0)
-		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &err);
+	if (r->s->workspace.persistence && !strcmp(r->s->workspace.persistence, "sticky")
+	    ? ws_sticky_prepare(p, &r->ws, r->s->workspace.name, r->s->workspace.idle_timeout_secs, &err) < 0
+	    : ws_run_prepare(p, &r->ws, &err) < 0)
+		return sb_from_cl(e, SB_INVALID_INPUT, &err);
 	r->has_ws = true;
 	snprintf(hide, sizeof(hide), "%s/.smithers", r->ws.dir);
 	/* After the overlay in the mount list: it lands on top of it. */

@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "src/cleanup.h"
+#include "src/fdio.h"
 
 int ws_state_root(char *out, size_t len, cl_error *err)
 {
@@ -87,7 +90,12 @@ static int make_run_dir(struct ws_run *w, cl_error *err)
 	if (!w->name[0])
 		return cl_fail(err, EEXIST, "creating the workspace run dir");
 	w->run_fd = openat(w->parent_fd, w->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	return w->run_fd < 0 ? cl_fail_errno(err, "opening the workspace run dir") : 0;
+	if (w->run_fd < 0)
+		return cl_fail_errno(err, "opening the workspace run dir");
+	/* Held until cleanup: `cloister gc` removes only unlocked run dirs. */
+	if (flock(w->run_fd, LOCK_EX | LOCK_NB) < 0)
+		return cl_fail_errno(err, "locking the workspace run dir");
+	return 0;
 }
 
 /* The layers go to the child by path: overlayfs clones each layer's mount
@@ -95,24 +103,26 @@ static int make_run_dir(struct ws_run *w, cl_error *err)
  * opened here (before the child's namespace was copied) would be. */
 static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl_error *err)
 {
-	char up[4200], work[4200];
+	char up[4400], work[4400];
 	struct cl_mount *m;
 
 	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
 	snprintf(work, sizeof(work), "%s/%s/work", root, w->name);
-	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, CL_MF_VOLATILE);
+	/* volatile only for a throwaway upper dir: a sticky one must survive
+	 * a crash, and volatile would refuse its next mount. */
+	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, w->sticky ? 0 : CL_MF_VOLATILE);
 	if (!m || !(m->ovl_work = strdup(work)) || !cl_strv_push(&m->ovl_lower, w->dir))
 		return cl_fail(err, ENOMEM, "adding the workspace mount");
 	return 0;
 }
 
-int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
+static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, cl_error *err)
 {
-	char root[4096];
 	int rc;
 
 	memset(w, 0, sizeof(*w));
 	w->parent_fd = w->run_fd = w->lower_fd = w->upper_fd = w->work_fd = -1;
+	w->seq = 1;
 	/* A root caller's sandbox is an unmapped host id (docs/security.md):
 	 * through the overlay root's files in DIR would be nobody's, neither
 	 * writable nor copied up. Idmapped layers are not built yet. */
@@ -127,24 +137,144 @@ int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
 	w->lower_fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->lower_fd < 0)
 		return cl_fail_errno(err, "--workspace %s: opening it as a directory", p->workspace);
-	if ((rc = ws_state_root(root, sizeof(root) - 16, err)) < 0)
-		goto fail;
+	if ((rc = ws_state_root(root, len - 16, err)) < 0)
+		return rc;
 	strcat(root, "/workspaces");
-	if ((w->parent_fd = open_dirs(root, err)) < 0) {
-		rc = w->parent_fd;
+	if ((w->parent_fd = open_dirs(root, err)) < 0)
+		return w->parent_fd;
+	return 0;
+}
+
+static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool fresh, cl_error *err)
+{
+	int rc;
+
+	if (!fresh) {
+		w->upper_fd = openat(w->run_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		w->work_fd = openat(w->run_fd, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (w->upper_fd < 0 || w->work_fd < 0)
+			return cl_fail_errno(err, "opening sticky workspace %s", w->name);
+	} else if ((w->upper_fd = rc = make_sub(w->run_fd, "upper", 0755, err)) < 0 ||
+	           (w->work_fd = rc = make_sub(w->run_fd, "work", 0700, err)) < 0) {
+		return rc;
+	}
+	return add_mount(p, w, root, err);
+}
+
+int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
+{
+	char root[4096];
+	int rc;
+
+	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 || (rc = make_run_dir(w, err)) < 0 ||
+	    (rc = layers(p, w, root, true, err)) < 0)
+		ws_run_cleanup(w);
+	return rc;
+}
+
+static bool safe_name(const char *n)
+{
+	size_t l = strlen(n);
+
+	return l > 0 && l <= 128 && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == l &&
+	       strcmp(n, ".") && strcmp(n, "..");
+}
+
+static int read_small(int dfd, const char *name, char *buf, size_t len)
+{
+	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return fd < 0 ? -errno : 0;
+}
+
+static int write_small(int dfd, const char *name, const char *text)
+{
+	char tmp[64];
+	int fd, rc;
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	rc = cl_write_all(fd, text, strlen(text));
+	close(fd);
+	if (rc == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		rc = -errno;
+	return rc;
+}
+
+/* A new sticky dir records its rootDir; a known one must be for the same. */
+static int sticky_meta(struct ws_run *w, bool fresh, int64_t idle_secs, cl_error *err)
+{
+	char buf[4200];
+
+	if (fresh && write_small(w->run_fd, "root", w->dir) < 0)
+		return cl_fail_errno(err, "recording sticky workspace %s", w->name);
+	if (!fresh) {
+		if (read_small(w->run_fd, "root", buf, sizeof(buf)) < 0 || strcmp(buf, w->dir))
+			return cl_fail(err, 0, "sticky workspace %s belongs to %s, not %s", w->name + 7, buf, w->dir);
+		if (read_small(w->run_fd, "seq", buf, sizeof(buf)) == 0)
+			w->seq = strtoull(buf, NULL, 10) + 1;
+	}
+	snprintf(buf, sizeof(buf), "%lld", (long long)idle_secs);
+	if (write_small(w->run_fd, "idle", buf) < 0)
+		return cl_fail_errno(err, "recording sticky workspace %s", w->name);
+	return 0;
+}
+
+int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, int64_t idle_secs,
+                      cl_error *err)
+{
+	char root[4096];
+	bool fresh = false;
+	int rc;
+
+	if ((rc = begin(p, w, root, sizeof(root), err)) < 0)
+		goto fail;
+	if (!safe_name(name)) {
+		rc = cl_fail(err, 0, "sticky workspace name '%s': use letters, digits, '.', '_' and '-' (at most "
+		             "128)", name);
 		goto fail;
 	}
-	if ((rc = make_run_dir(w, err)) < 0)
+	snprintf(w->name, sizeof(w->name), "sticky-%s", name);
+	fresh = mkdirat(w->parent_fd, w->name, 0700) == 0;
+	if (!fresh && errno != EEXIST) {
+		rc = cl_fail_errno(err, "creating sticky workspace %s", name);
 		goto fail;
-	if ((w->upper_fd = rc = make_sub(w->run_fd, "upper", 0755, err)) < 0 ||
-	    (w->work_fd = rc = make_sub(w->run_fd, "work", 0700, err)) < 0)
+	}
+	w->run_fd = openat(w->parent_fd, w->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w->run_fd < 0) {
+		rc = cl_fail_errno(err, "opening sticky workspace %s", name);
 		goto fail;
-	if ((rc = add_mount(p, w, root, err)) < 0)
+	}
+	/* One run at a time: two overlays on one upper dir corrupt it. */
+	if (flock(w->run_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = cl_fail(err, errno == EWOULDBLOCK ? 0 : errno, "sticky workspace %s is in use by another run",
+		             name);
+		goto fail;
+	}
+	w->sticky = true;
+	if ((rc = sticky_meta(w, fresh, idle_secs, err)) < 0 || (rc = layers(p, w, root, fresh, err)) < 0)
 		goto fail;
 	return 0;
 fail:
+	/* A sticky dir made just now is removed again; a known one stays. */
+	w->sticky = !fresh;
 	ws_run_cleanup(w);
 	return rc;
+}
+
+int ws_sticky_commit_seq(struct ws_run *w, cl_error *err)
+{
+	char buf[32];
+
+	if (!w->sticky)
+		return 0;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)w->seq);
+	return write_small(w->run_fd, "seq", buf) < 0 ? cl_fail_errno(err, "recording the seq of %s", w->name) : 0;
 }
 
 int ws_remove_tree_at(int parent, const char *name)
@@ -192,10 +322,63 @@ void ws_run_cleanup(struct ws_run *w)
 {
 	close_fd(&w->upper_fd);
 	close_fd(&w->work_fd);
-	close_fd(&w->run_fd);
-	if (w->parent_fd >= 0 && w->name[0])
+	/* Removed while still locked: gc never sees it half gone. */
+	if (w->parent_fd >= 0 && w->name[0] && !w->sticky)
 		ws_remove_tree_at(w->parent_fd, w->name);
+	close_fd(&w->run_fd);
 	w->name[0] = '\0';
 	close_fd(&w->parent_fd);
 	close_fd(&w->lower_fd);
+}
+
+static bool idle_expired(int fd)
+{
+	char buf[32];
+	struct stat st;
+	long long idle;
+
+	if (read_small(fd, "idle", buf, sizeof(buf)) < 0 || (idle = strtoll(buf, NULL, 10)) < 0)
+		return false;
+	/* Last used: the seq file is rewritten by every captured run, idle by
+	 * every run. */
+	if (fstatat(fd, "idle", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return time(NULL) - st.st_mtime > idle;
+}
+
+void ws_gc(void)
+{
+	char root[4096];
+	cl_error err = {0};
+	DIR *d;
+	struct dirent *de;
+	int pfd;
+
+	if (ws_state_root(root, sizeof(root) - 16, &err) < 0)
+		return;
+	strcat(root, "/workspaces");
+	pfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || !(d = fdopendir(pfd))) {
+		if (pfd >= 0)
+			close(pfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		bool run = !strncmp(de->d_name, "run-", 4), sticky = !strncmp(de->d_name, "sticky-", 7);
+		int fd;
+		if (!run && !sticky)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A lock held means a live run: leave it. */
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || (sticky && !idle_expired(fd))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (ws_remove_tree_at(dirfd(d), de->d_name) == 0)
+			printf("removed %s workspace %s\n", run ? "abandoned" : "idle sticky",
+			       run ? de->d_name : de->d_name + 7);
+		close(fd);
+	}
+	closedir(d);
 }

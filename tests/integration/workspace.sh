@@ -315,6 +315,56 @@ t_spec_without_changes_needs_no_review() {
 	assert_not_contains "$(event_types)" "SandboxDiffReview"
 }
 
+t_spec_sticky_workspace_persists_and_seq_continues() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	local st='"workspace":{"name":"w1","persistence":"sticky","idleTimeoutSecs":600}'
+	spec_ws "echo one >$T_TMP/proj/a.txt && $ok" "$st"
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 125 "$RC" "first run is rejected for review ($OUT)"
+	first=$(py 'j["details"]["diffBundlePath"]' <<<"$ERR")
+	assert_eq "1 a.txt" "$(py 'str(j["seq"]) + " " + " ".join(p["path"] for p in j["patches"])' <"$first")" "first bundle"
+	[ ! -e "$T_TMP/proj/a.txt" ] || fail "rootDir written"
+	spec_ws "test \"\$(cat $T_TMP/proj/a.txt)\" = one || exit 9; echo two >>$T_TMP/proj/a.txt && $ok" "\"runId\":\"r2\",$st"
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 125 "$RC" "second run sees the first one's change ($OUT $ERR)"
+	second=$(py 'j["details"]["diffBundlePath"]' <<<"$ERR")
+	assert_eq "2" "$(py 'j["seq"]' <"$second")" "seq continues"
+	assert_contains "$(py 'j["patches"][0]["diff"]' <"$second")" $'+one\n+two'
+	assert_eq "sticky-w1" "$(ls -A "$T_TMP/state/workspaces")" "the sticky workspace stays"
+	# The same name for another rootDir is refused.
+	mkdir -p "$T_TMP/other"
+	sed "s|$T_TMP/proj\"|$T_TMP/other\"|; s|\"r2\"|\"r3\"|" "$T_TMP/spec.json" >"$T_TMP/other.json"
+	clr sandbox run --spec "$T_TMP/other.json" --json
+	assert_eq 125 "$RC" "other rootDir"
+	assert_contains "$ERR" "sticky workspace w1 belongs to $T_TMP/proj"
+}
+
+t_gc_removes_idle_sticky_and_abandoned_workspaces_only() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	local m; m=$(marker gc)
+	spec_ws "echo x >$T_TMP/proj/a.txt && $ok" '"workspace":{"name":"idle","persistence":"sticky","idleTimeoutSecs":600}'
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	spec_ws "echo x >$T_TMP/proj/b.txt && $ok" '"runId":"r2","workspace":{"name":"fresh","persistence":"sticky","idleTimeoutSecs":600}'
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	touch -d '1 hour ago' "$T_TMP/state/workspaces/sticky-idle/idle"
+	mkdir -p "$T_TMP/state/workspaces/run-1-abandoned/upper"
+	# A live run's dir must survive gc: its command waits on a gate.
+	mkdir -p "$T_TMP/g" "$T_TMP/ws"; mkfifo "$T_TMP/g/gate"
+	"$CL" run "${WSR[@]}" --workspace "$T_TMP/ws" --rw "$T_TMP/g" -- sh -c ": >$T_TMP/g/started; read x <$T_TMP/g/gate; : $m" &
+	pid=$!
+	wait_until test -e "$T_TMP/g/started" || fail "the live run did not start"
+	clr gc
+	assert_contains "$OUT" "removed idle sticky workspace idle"
+	assert_contains "$OUT" "removed abandoned workspace run-1-abandoned"
+	live=$(ls -A "$T_TMP/state/workspaces" | tr '\n' ' ')
+	assert_contains "$live" "sticky-fresh"
+	assert_contains "$live" "run-$pid-" "live run dir kept"
+	echo go >"$T_TMP/g/gate"
+	wait "$pid" || fail "the live run failed"
+	assert_gone "$m"
+	assert_eq "sticky-fresh" "$(ls -A "$T_TMP/state/workspaces")" "after the live run ended"
+}
+
 if is_root; then
 t_root_without_host_root_is_refused_clearly() {
 	setup
