@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	      "  diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
 	      "  diff show BUNDLE [--stat]             print a diff bundle as git diff would\n"
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
-	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
+	      "  gc [--cgroup-parent PATH]             remove cgroups and workspaces left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
 }

@@ -251,6 +251,19 @@ t_diff_show_prints_git_diff_and_stat() {
 	assert_contains "$OUT" "16 files changed"
 }
 
+t_bwrap_front_end_has_the_workspace_extension() {
+	setup
+	before=$(digest "$W")
+	clr bwrap --ro-bind / / --dev /dev --unshare-all --die-with-parent --workspace "$W" --diff-out "$T_TMP/b.json" \
+		-- sh -c "echo made-in-bwrap >$W/bw.txt && rm $W/keep/k.txt"
+	assert_eq 0 "$RC" "bwrap run ($ERR)"
+	assert_eq "a:bw.txt d:keep/k.txt" "$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in j["patches"])' <"$T_TMP/b.json")" "bwrap bundle"
+	assert_eq "$before" "$(digest "$W")" "host DIR after bwrap"
+	clr bwrap --ro-bind / / --diff-out "$T_TMP/x.json" -- true
+	assert_eq 1 "$RC" "--diff-out alone"
+	assert_contains "$ERR" "--diff-out needs --workspace DIR"
+}
+
 t_diff_out_needs_workspace() {
 	clr run --diff-out "$T_TMP/x.json" -- true
 	assert_eq 125 "$RC"
