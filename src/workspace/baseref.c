@@ -64,7 +64,19 @@ static int file_id(int dfd, const char *name, const struct stat *st, char oid[WS
 	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return cl_fail_errno(err, "reading %s", rel);
-	if ((rc = cl_read_all(fd, (size_t)1 << 40, &buf, &len)) < 0)
+	/* Big files are hashed streaming, by the fd just opened (no name is
+	 * resolved again); small ones read at once. */
+	if (st->st_size > (1 << 20)) {
+		char path[64];
+		git_oid id;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (ws_git.odb_hashfile(&id, path, GIT_OBJECT_BLOB) < 0)
+			return cl_fail(err, EIO, "hashing %s", rel);
+		ws_git.oid_fmt(oid, &id);
+		oid[WS_OID_HEX] = '\0';
+		return 0;
+	}
+	if ((rc = cl_read_all(fd, (size_t)1 << 21, &buf, &len)) < 0)
 		return cl_fail(err, -rc, "reading %s", rel);
 	ws_blob_id(buf, len, oid);
 	return 0;
@@ -115,7 +127,8 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 		return cl_fail_errno(err, "reading directory %s", *prefix ? prefix : ".");
 	}
 	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (skip && !strcmp(de->d_name, skip)))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (skip && !strcmp(de->d_name, skip)) ||
+		    ws_is_git_dir(de->d_name))
 			continue;
 		if (n == cap) {
 			char **v = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof(*v));

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "src/cleanup.h"
@@ -25,12 +26,17 @@ static int check_path(json_t *v, size_t i, cl_error *err)
 		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu has no path", i);
 	if (strlen(p) != n || n >= 4096)
 		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a NUL byte or is too long", i);
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a control character", i);
 	if (p[0] == '/')
 		return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s is absolute", p);
 	for (const char *c = p; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
 		size_t l = strcspn(c, "/");
 		if (l == 2 && !strncmp(c, "..", 2))
 			return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s has a '..' component", p);
+		if (l == 4 && !strncasecmp(c, ".git", 4))
+			return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s is inside a .git directory", p);
 		if (l == 0 || (l == 1 && *c == '.'))
 			return cl_fail(err, 0, "TOOL_PATH_INVALID: patch path %s is not normalized", p);
 		if (!c[l])

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -63,6 +64,21 @@ static int push(struct walk *w, const char *path, bool is_new, const struct stat
 	return 0;
 }
 
+/* Repository metadata is never carried (git apply refuses it too): an
+ * accepted bundle could otherwise plant hooks or config on the host. */
+bool ws_is_git_dir(const char *name)
+{
+	return strcasecmp(name, ".git") == 0;
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 static int join(char *out, size_t len, const char *prefix, const char *name, cl_error *err)
 {
 	if ((size_t)snprintf(out, len, "%s%s%s", prefix, *prefix ? "/" : "", name) >= len)
@@ -101,10 +117,14 @@ static int old_tree(struct walk *w, int lfd, const char *name, const char *rel, 
 	while (rc == 0 && (de = readdir(d))) {
 		char sub[PATH_MAX];
 		struct stat s;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ws_is_git_dir(de->d_name))
 			continue;
 		if ((rc = join(sub, sizeof(sub), rel, de->d_name, w->err)) < 0)
 			break;
+		if (has_control(de->d_name)) {
+			rc = unsupported(w, rel, "a directory with a file name holding control characters");
+			break;
+		}
 		if (fstatat(dirfd(d), de->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0)
 			rc = cl_fail_errno(w->err, "reading %s", sub);
 		else
@@ -173,8 +193,13 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 	bool have_l;
 	int rc;
 
+	if (ws_is_git_dir(name))
+		return 0;
 	if ((rc = join(rel, sizeof(rel), prefix, name, w->err)) < 0)
 		return rc;
+	/* A newline in a name could forge diff lines for the reviewer. */
+	if (has_control(name))
+		return unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters");
 	if (fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(w->err, "reading %s", rel);
 	have_l = lfd >= 0 && fstatat(lfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;

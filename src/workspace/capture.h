@@ -26,4 +26,7 @@ int ws_capture(int lower_fd, int upper_fd, const char *skip, uint64_t seq, json_
  * for ws_capture. */
 int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err);
 
+/* ".git" in any case: left out of capture and baseRef, refused by apply. */
+bool ws_is_git_dir(const char *name);
+
 #endif

@@ -67,6 +67,7 @@ static int cmd_apply(int argc, char **argv)
 
 struct colors {
 	const char *meta, *frag, *old, *new_, *reset;
+	bool tty;
 };
 
 static void show_diff(const char *d, const struct colors *c)
@@ -84,7 +85,12 @@ static void show_diff(const char *d, const struct colors *c)
 			col = c->old;
 		else if (*l == '+')
 			col = c->new_;
-		printf("%s%.*s%s\n", col, (int)n, l, *col ? c->reset : "");
+		fputs(col, stdout);
+		/* The sandbox wrote this text: on a terminal no control byte
+		 * (escape sequences) reaches it raw. */
+		for (size_t k = 0; k < n; k++)
+			putchar(c->tty && ((unsigned char)l[k] < 0x20 || l[k] == 0x7f) && l[k] != '\t' ? '?' : l[k]);
+		printf("%s\n", *col ? c->reset : "");
 		l += n + (l[n] == '\n');
 	}
 }
@@ -150,8 +156,8 @@ static int cmd_show(int argc, char **argv)
 	cl_error err = {0};
 	json_t *b, *p;
 	size_t i;
-	struct colors plain = {"", "", "", "", ""};
-	struct colors tty = {"\033[1m", "\033[36m", "\033[31m", "\033[32m", "\033[m"};
+	struct colors plain = {"", "", "", "", "", false};
+	struct colors tty = {"\033[1m", "\033[36m", "\033[31m", "\033[32m", "\033[m", true};
 
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--stat"))

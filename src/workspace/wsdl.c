@@ -18,7 +18,8 @@ static evp_digest_fn evp_digest;
 static int load_git(cl_error *err)
 {
 	static const char *const names[] = {
-		"git_libgit2_init", "git_diff_buffers", "git_odb_hash", "git_oid_fmt", "git_error_last",
+		"git_libgit2_init", "git_diff_buffers", "git_odb_hash", "git_odb_hashfile", "git_oid_fmt",
+		"git_error_last",
 	};
 	struct ws_git_api api;
 	void **slot = (void **)&api;

@@ -13,6 +13,7 @@ struct ws_git_api {
 	__typeof__(git_libgit2_init) *init;
 	__typeof__(git_diff_buffers) *diff_buffers;
 	__typeof__(git_odb_hash) *odb_hash;
+	__typeof__(git_odb_hashfile) *odb_hashfile;
 	__typeof__(git_oid_fmt) *oid_fmt;
 	__typeof__(git_error_last) *error_last;
 };

@@ -264,6 +264,65 @@ t_bwrap_front_end_has_the_workspace_extension() {
 	assert_contains "$ERR" "--diff-out needs --workspace DIR"
 }
 
+t_base_ref_is_the_documented_tree_hash() {
+	setup
+	mkdir -p "$W/.git/objects" "$W/sub/.GIT"; echo ignored >"$W/.git/objects/x"; echo ignored >"$W/sub/.GIT/y"
+	head -c 3000000 /dev/urandom >"$W/big.bin"   # hashed streaming (over 1 MiB)
+	ln -s src/main.c "$W/link"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- true
+	assert_eq 0 "$RC" "run ($ERR)"
+	want=$(python3 - "$W" <<'PY'
+import hashlib, os, sys
+def blob(b): return hashlib.sha1(b"blob %d\0" % len(b) + b).hexdigest()
+out = b""
+def walk(d, rel):
+    global out
+    for n in sorted(os.listdir(d), key=os.fsencode):
+        if n.lower() == ".git": continue
+        p, r = os.path.join(d, n), (rel + "/" + n if rel else n)
+        if os.path.islink(p):
+            out += b"120000 %s\0%s\n" % (r.encode(), blob(os.fsencode(os.readlink(p))).encode())
+        elif os.path.isdir(p):
+            walk(p, r)
+        elif os.path.isfile(p):
+            m = b"100755" if os.stat(p).st_mode & 0o100 else b"100644"
+            out += b"%s %s\0%s\n" % (m, r.encode(), blob(open(p, "rb").read()).encode())
+walk(sys.argv[1], "")
+print("sha256:" + hashlib.sha256(out).hexdigest())
+PY
+)
+	assert_eq "$want" "$(py 'j["baseRef"]' <"$T_TMP/b.json")" baseRef
+}
+
+t_git_metadata_is_never_carried() {
+	setup
+	mkdir -p "$W/.git/hooks"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c "echo evil >$W/.git/hooks/pre-commit && mkdir -p $W/sub/.Git && echo x >$W/sub/.Git/config && echo ok >$W/ok.txt"
+	assert_eq 0 "$RC" "run ($ERR)"
+	assert_eq "ok.txt" "$(py '" ".join(p["path"] for p in j["patches"])' <"$T_TMP/b.json")" "patches"
+	mkdir -p "$T_TMP/target"
+	for p in ".git/config" "sub/.GIT/hooks/x"; do
+		bundle_with "$p"
+		clr diff apply "$T_TMP/evil.json" "$T_TMP/target"
+		assert_eq 125 "$RC" "apply of $p ($ERR)"
+		assert_contains "$ERR" "TOOL_PATH_ESCAPE: patch path $p is inside a .git directory"
+	done
+	assert_eq "" "$(ls -A "$T_TMP/target")" "written into the target"
+}
+
+t_control_characters_in_names_are_refused() {
+	setup
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c "printf x >\"$W/src/a\$(printf '\\nb')\""
+	assert_eq 125 "$RC" "capture ($ERR)"
+	assert_contains "$ERR" "file name holding control characters"
+	[ ! -e "$T_TMP/b.json" ] || fail "bundle written"
+	mkdir -p "$T_TMP/target"
+	bundle_with $'a\nb'
+	clr diff apply "$T_TMP/evil.json" "$T_TMP/target"
+	assert_eq 125 "$RC" "apply ($ERR)"
+	assert_contains "$ERR" "TOOL_PATH_INVALID: patch 0: path has a control character"
+}
+
 t_diff_out_needs_workspace() {
 	clr run --diff-out "$T_TMP/x.json" -- true
 	assert_eq 125 "$RC"
