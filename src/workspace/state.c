@@ -38,8 +38,8 @@ int ws_state_root(char *out, size_t len, cl_error *err)
 	return n < 0 || (size_t)n >= len ? cl_fail(err, ENAMETOOLONG, "state directory path") : 0;
 }
 
-/* mkdir -p with 0700 for what it creates; no component may be a symlink
- * below the first existing ancestor the caller named. */
+/* mkdir -p with 0700 for what it creates; path is resolved already
+ * (resolve_existing), so no component may be a symlink. */
 static int open_dirs(const char *path, cl_error *err)
 {
 	char buf[4096], *save = NULL, *part;
@@ -116,8 +116,40 @@ static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl
 	return 0;
 }
 
+/* overlayfs refuses an upper dir inside its lower one (ELOOP, a puzzling
+ * message): say what to change instead. */
+/* realpath of the longest existing prefix of path, the rest appended. */
+static int resolve_existing(const char *path, char *out, size_t len, cl_error *err)
+{
+	char buf[4096], real[4096];
+	const char *tail = "";
+	char *slash;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	while (!realpath(buf, real)) {
+		if (errno != ENOENT || !(slash = strrchr(buf, '/')) || slash == buf)
+			return cl_fail_errno(err, "resolving the workspace state directory %s", path);
+		*slash = '\0';
+		tail = path + (slash - buf);
+	}
+	if ((size_t)snprintf(out, len, "%s%s", strcmp(real, "/") ? real : "", tail) >= len)
+		return cl_fail(err, ENAMETOOLONG, "the workspace state directory %s", path);
+	return 0;
+}
+
+static int inside_dir(const struct ws_run *w, const char *path, const char *shown, cl_error *err)
+{
+	size_t n = strlen(w->dir);
+
+	if (!strncmp(path, w->dir, n) && (path[n] == '/' || path[n] == '\0' || n == 1))
+		return cl_fail(err, 0, "--workspace %s contains cloister's state directory %s; set "
+		               "CLOISTER_STATE_DIR to a directory outside it", w->dir, shown);
+	return 0;
+}
+
 static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, cl_error *err)
 {
+	char real[4096];
 	int rc;
 
 	memset(w, 0, sizeof(*w));
@@ -140,6 +172,12 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 	if ((rc = ws_state_root(root, len - 16, err)) < 0)
 		return rc;
 	strcat(root, "/workspaces");
+	/* Resolved before anything is made: DIR is never written, and what
+	 * is created below the existing part is never a link. */
+	if ((rc = resolve_existing(root, real, sizeof(real), err)) < 0 ||
+	    (rc = inside_dir(w, real, real, err)) < 0)
+		return rc;
+	snprintf(root, len, "%s", real);
 	if ((w->parent_fd = open_dirs(root, err)) < 0)
 		return w->parent_fd;
 	return 0;

@@ -323,6 +323,28 @@ t_control_characters_in_names_are_refused() {
 	assert_contains "$ERR" "TOOL_PATH_INVALID: patch 0: path has a control character"
 }
 
+t_state_dir_inside_the_workspace_is_refused_clearly() {
+	setup
+	CLOISTER_STATE_DIR=$W/.state
+	clr run "${WSR[@]}" --workspace "$W" -- true
+	assert_eq 125 "$RC"
+	assert_contains "$ERR" "--workspace $W contains cloister's state directory $W/.state/workspaces; set CLOISTER_STATE_DIR"
+	[ ! -e "$W/.state" ] || fail "the state dir was made inside DIR"
+	# Through a symlink too.
+	ln -s "$W" "$T_TMP/alias"
+	CLOISTER_STATE_DIR=$T_TMP/alias/.s2
+	clr run "${WSR[@]}" --workspace "$W" -- true
+	assert_eq 125 "$RC" "state dir through a symlink"
+	assert_contains "$ERR" "contains cloister's state directory $W/.s2/workspaces"
+	[ ! -e "$W/.s2" ] || fail "the state dir was made inside DIR through the link"
+	# A state dir reached through a symlink elsewhere is fine.
+	mkdir -p "$T_TMP/real-state"; ln -s "$T_TMP/real-state" "$T_TMP/state-link"
+	CLOISTER_STATE_DIR=$T_TMP/state-link/s
+	clr run "${WSR[@]}" --workspace "$W" -- true
+	assert_eq 0 "$RC" "state through a symlink outside DIR ($ERR)"
+	assert_eq "" "$(ls -A "$T_TMP/real-state/s/workspaces")" "state left"
+}
+
 t_diff_out_needs_workspace() {
 	clr run --diff-out "$T_TMP/x.json" -- true
 	assert_eq 125 "$RC"
