@@ -101,7 +101,7 @@ static int capture(struct run *r, json_t **cap, struct sb_error *e)
 	*cap = NULL;
 	if (!r->has_ws)
 		return 0;
-	if (ws_capture(r->ws.lower_fd, r->ws.upper_fd, ".smithers", r->ws.seq, cap, &why, &err) < 0)
+	if (ws_capture(r->ws.lower_fd, r->ws.upper_fd, r->ws.copy, ".smithers", r->ws.seq, cap, &why, &err) < 0)
 		return sb_fail(e, SB_EXECUTION_FAILED, 0,
 		               json_pack("{s:s}", "reason", why == WS_FAIL_LIMIT ? "diff-bundle-limit" : "diff-capture"),
 		               "Sandbox workspace changes could not be captured: %s", err.msg);

@@ -126,6 +126,8 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 			close(fd);
 		return cl_fail_errno(err, "reading directory %s", *prefix ? prefix : ".");
 	}
+	/* A dup shares the directory offset: start at the top whoever read it. */
+	rewinddir(d);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (skip && !strcmp(de->d_name, skip)) ||
 		    ws_is_git_dir(de->d_name))

@@ -18,6 +18,7 @@
 
 #include "src/cleanup.h"
 #include "src/fdio.h"
+#include "src/policy.h"
 #include "src/sandbox/fsafe.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"
@@ -114,6 +115,8 @@ static int old_tree(struct walk *w, int lfd, const char *name, const char *rel, 
 			close(fd);
 		return cl_fail_errno(w->err, "reading workspace directory %s", rel);
 	}
+	/* A dup shares the directory offset: start at the top whoever read it. */
+	rewinddir(d);
 	while (rc == 0 && (de = readdir(d))) {
 		char sub[PATH_MAX];
 		struct stat s;
@@ -229,11 +232,154 @@ static int walk_upper(struct walk *w, int ufd, int lfd, const char *prefix, int 
 			close(fd);
 		return cl_fail_errno(w->err, "reading workspace directory %s", *prefix ? prefix : ".");
 	}
+	/* A dup shares the directory offset: start at the top whoever read it. */
+	rewinddir(d);
 	while (rc == 0 && (de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
 		    !(depth == 0 && w->skip && !strcmp(de->d_name, w->skip)))
 			rc = upper_entry(w, dirfd(d), lfd, de->d_name, prefix, depth);
 	closedir(d);
+	return rc;
+}
+
+/* Copy mode: names of one directory, sorted (NULL-terminated), or NULL. */
+static char **names_of(int dfd, cl_error *err, const char *rel)
+{
+	int fd = dfd >= 0 ? dup(dfd) : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	char **v = NULL;
+
+	if (dfd < 0)
+		return calloc(1, sizeof(char *));
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		cl_fail_errno(err, "reading workspace directory %s", *rel ? rel : ".");
+		return NULL;
+	}
+	rewinddir(d);   /* the dup shares the offset */
+	v = calloc(1, sizeof(char *));
+	while (v && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !cl_strv_push(&v, de->d_name)) {
+			cl_strv_free(v);
+			v = NULL;
+		}
+	closedir(d);
+	if (!v)
+		cl_fail(err, ENOMEM, "reading workspace directory %s", rel);
+	return v;
+}
+
+static bool in_list(char **v, const char *name)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, name))
+			return true;
+	return false;
+}
+
+static bool same_file(int nfd, int ofd, const char *name, const struct stat *ns, const struct stat *os)
+{
+	cl_autoclose int a = -1;
+	cl_autoclose int b = -1;
+	char x[65536], y[65536];
+	ssize_t n, m;
+
+	if (ns->st_size != os->st_size || ((ns->st_mode ^ os->st_mode) & S_IXUSR))
+		return false;
+	a = openat(nfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	b = openat(ofd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (a < 0 || b < 0)
+		return false;
+	do {
+		n = read(a, x, sizeof(x));
+		m = read(b, y, sizeof(y));
+		if (n != m || n < 0 || memcmp(x, y, (size_t)n))
+			return false;
+	} while (n > 0);
+	return true;
+}
+
+static bool same_link(int nfd, int ofd, const char *name)
+{
+	char x[4096], y[4096];
+	ssize_t n = readlinkat(nfd, name, x, sizeof(x)), m = readlinkat(ofd, name, y, sizeof(y));
+
+	return n >= 0 && n == m && !memcmp(x, y, (size_t)n);
+}
+
+static int walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth);
+
+/* One name of the copy (nfd) against the base (ofd, may be -1). */
+static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const char *prefix, int depth)
+{
+	char rel[PATH_MAX];
+	struct stat ns, os;
+	bool have_o;
+	int rc;
+
+	if ((rc = join(rel, sizeof(rel), prefix, name, w->err)) < 0)
+		return rc;
+	if (has_control(name))
+		return unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters");
+	if (fstatat(nfd, name, &ns, AT_SYMLINK_NOFOLLOW) < 0)
+		return cl_fail_errno(w->err, "reading %s", rel);
+	have_o = ofd >= 0 && fstatat(ofd, name, &os, AT_SYMLINK_NOFOLLOW) == 0;
+	if (S_ISDIR(ns.st_mode)) {
+		cl_autoclose int sub_n = openat(nfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		cl_autoclose int sub_o = -1;
+		if (sub_n < 0)
+			return cl_fail_errno(w->err, "reading workspace directory %s", rel);
+		if (have_o && !S_ISDIR(os.st_mode) && (rc = old_tree(w, ofd, name, rel, &os, depth)) < 0)
+			return rc;
+		if (have_o && S_ISDIR(os.st_mode) &&
+		    (sub_o = openat(ofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return cl_fail_errno(w->err, "reading workspace base directory %s", rel);
+		return walk_copy(w, sub_n, sub_o, rel, depth + 1);
+	}
+	if (S_ISLNK(ns.st_mode))
+		return have_o && S_ISLNK(os.st_mode) && same_link(nfd, ofd, name) ? 0
+		       : unsupported(w, rel, "a symlink the sandbox made");
+	if (!S_ISREG(ns.st_mode))
+		return unsupported(w, rel, "a special file");
+	if (have_o && S_ISREG(os.st_mode) && same_file(nfd, ofd, name, &ns, &os))
+		return 0;
+	if (have_o && (rc = old_tree(w, ofd, name, rel, &os, depth)) < 0)
+		return rc;
+	return push(w, rel, true, &ns);
+}
+
+/* Copy mode: every name of both trees compared (no upper dir says what
+ * changed). */
+static int walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth)
+{
+	char **nv, **ov;
+	int rc = 0;
+
+	if (depth > MAX_DEPTH)
+		return cl_fail(w->err, ELOOP, "workspace tree at %s is too deep", prefix);
+	if (!(nv = names_of(nfd, w->err, prefix)))
+		return cl_error_code(w->err);
+	if (!(ov = names_of(ofd, w->err, prefix))) {
+		cl_strv_free(nv);
+		return cl_error_code(w->err);
+	}
+	for (char **n = nv; rc == 0 && *n; n++)
+		if (!ws_is_git_dir(*n) && !(depth == 0 && w->skip && !strcmp(*n, w->skip)))
+			rc = copy_entry(w, nfd, ofd, *n, prefix, depth);
+	for (char **o = ov; rc == 0 && *o; o++) {
+		char rel[PATH_MAX];
+		struct stat os;
+		if (ws_is_git_dir(*o) || (depth == 0 && w->skip && !strcmp(*o, w->skip)) || in_list(nv, *o))
+			continue;
+		if ((rc = join(rel, sizeof(rel), prefix, *o, w->err)) < 0)
+			break;
+		rc = fstatat(ofd, *o, &os, AT_SYMLINK_NOFOLLOW) < 0 ? cl_fail_errno(w->err, "reading %s", rel)
+		     : old_tree(w, ofd, *o, rel, &os, depth);
+	}
+	cl_strv_free(nv);
+	cl_strv_free(ov);
 	return rc;
 }
 
@@ -340,7 +486,7 @@ static int emit_pair(struct emit *o, int lower, int upper, const struct ent *old
 	return emit(o, old ? old->path : nw->path, old ? &so : &none, nw ? &sn : &none, why, err);
 }
 
-int ws_capture(int lower_fd, int upper_fd, const char *skip, uint64_t seq, json_t **bundle,
+int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq, json_t **bundle,
                enum ws_fail *why, cl_error *err)
 {
 	struct walk w = {.why = WS_FAIL_IO, .skip = skip, .err = err};
@@ -354,7 +500,7 @@ int ws_capture(int lower_fd, int upper_fd, const char *skip, uint64_t seq, json_
 		return cl_fail(err, ENOMEM, "building the diff bundle");
 	if ((rc = ws_dl_load(err)) < 0)
 		goto out;
-	rc = walk_upper(&w, upper_fd, lower_fd, "", 0);
+	rc = copy ? walk_copy(&w, upper_fd, lower_fd, "", 0) : walk_upper(&w, upper_fd, lower_fd, "", 0);
 	*why = w.why;
 	if (rc < 0)
 		goto out;

@@ -16,11 +16,12 @@
 enum ws_fail { WS_FAIL_IO, WS_FAIL_LIMIT, WS_FAIL_UNSUPPORTED };
 
 /* Builds {"seq","baseRef","patches"} from the upper dir upper_fd over the
- * lower dir lower_fd (both directory fds; nothing is followed). skip (or
+ * lower dir lower_fd (both directory fds; nothing is followed); with copy,
+ * upper_fd is a whole changed copy of the lower tree instead. skip (or
  * NULL) names a top-level entry left out of both (spec mode: .smithers).
  * On error *bundle is NULL, err says why, *why what kind of failure. */
-int ws_capture(int lower_fd, int upper_fd, const char *skip, uint64_t seq, json_t **bundle,
-               enum ws_fail *why, cl_error *err);
+int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq,
+               json_t **bundle, enum ws_fail *why, cl_error *err);
 /* "sha256:<hex>" of the tree at dir_fd into out[72]: every regular file
  * and symlink in it as (mode, path, git blob id of its content); skip as
  * for ws_capture. */

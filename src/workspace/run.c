@@ -27,7 +27,7 @@ int ws_run_native(struct cl_policy *p, struct cl_status *st, bool *after, cl_err
 	 * nothing writes the upper dir any more. */
 	if (rc == 0 && p->diff_out) {
 		*after = true;
-		rc = ws_capture(w.lower_fd, w.upper_fd, NULL, 1, &bundle, &why, err);
+		rc = ws_capture(w.lower_fd, w.upper_fd, w.copy, NULL, 1, &bundle, &why, err);
 		if (rc == 0)
 			rc = ws_bundle_write(bundle, p->diff_out, err);
 		if (rc < 0)

@@ -16,7 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/check.h"
 #include "src/cleanup.h"
+#include "src/workspace/copy.h"
 #include "src/fdio.h"
 
 int ws_state_root(char *out, size_t len, cl_error *err)
@@ -199,13 +201,43 @@ static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool 
 	return add_mount(p, w, root, err);
 }
 
+/* Overlay unless forced otherwise or unavailable (a forked probe, the
+ * one `cloister check` reports). */
+static bool use_copy(void)
+{
+	const char *m = getenv("CLOISTER_WORKSPACE_MODE");
+	int e;
+
+	if (m && !strcmp(m, "copy"))
+		return true;
+	if (m && !strcmp(m, "overlay"))
+		return false;
+	return !cl_check_overlay(&e);
+}
+
+/* The fallback: DIR copied into upper/, bound read-write at DIR. */
+static int copy_layer(struct cl_policy *p, struct ws_run *w, const char *root, cl_error *err)
+{
+	char up[4400];
+	int rc;
+
+	w->copy = true;
+	if ((w->upper_fd = rc = make_sub(w->run_fd, "upper", 0755, err)) < 0 ||
+	    (rc = ws_copy_tree(w->lower_fd, w->upper_fd, w->dir, err)) < 0)
+		return rc;
+	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
+	if (!cl_policy_add_mount(p, CL_MNT_BIND, up, w->dir, 0))
+		return cl_fail(err, ENOMEM, "adding the workspace mount");
+	return 0;
+}
+
 int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
 {
 	char root[4096];
 	int rc;
 
 	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 || (rc = make_run_dir(w, err)) < 0 ||
-	    (rc = layers(p, w, root, true, err)) < 0)
+	    (rc = use_copy() ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
 		ws_run_cleanup(w);
 	return rc;
 }

@@ -19,6 +19,7 @@ struct ws_run {
 	char name[160];
 	char dir[4096];       /* DIR, resolved: where it appears inside */
 	bool sticky;          /* kept at cleanup (spec persistence "sticky") */
+	bool copy;            /* no overlayfs here: upper_fd is a copy of DIR */
 	uint64_t seq;         /* the bundle's seq: 1, or the sticky one's next */
 };
 
@@ -26,7 +27,9 @@ struct ws_run {
  * /var/lib/cloister for root, else $XDG_STATE_HOME/cloister or
  * ~/.local/state/cloister. */
 int ws_state_root(char *out, size_t len, cl_error *err);
-/* Opens DIR, makes a fresh run dir with upper/ and work/, and appends the overlay mount of DIR to p. On error
+/* Opens DIR, makes a fresh run dir with upper/ and work/ (or, where
+ * overlayfs does not mount or $CLOISTER_WORKSPACE_MODE is "copy", a copy
+ * of DIR in upper/, bound read-write), and appends the overlay mount of DIR to p. On error
  * nothing is left behind. */
 int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err);
 /* The same for a sticky workspace: <state>/workspaces/sticky-NAME keeps

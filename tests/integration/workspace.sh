@@ -345,6 +345,23 @@ t_state_dir_inside_the_workspace_is_refused_clearly() {
 	assert_eq "" "$(ls -A "$T_TMP/real-state/s/workspaces")" "state left"
 }
 
+t_copy_fallback_gives_the_same_bundle() {
+	setup
+	ln -s src/main.c "$W/kept-link"
+	before=$(digest "$W")
+	CLOISTER_WORKSPACE_MODE=overlay sandbox_changes
+	assert_eq 0 "$RC" "overlay run ($ERR)"
+	mv "$T_TMP/b.json" "$T_TMP/overlay.json"
+	CLOISTER_WORKSPACE_MODE=copy sandbox_changes 'test -L kept-link && test "$(cat src/deep/er/still/new.txt)" = fresh'
+	assert_eq 0 "$RC" "copy run ($ERR)"
+	cmp "$T_TMP/overlay.json" "$T_TMP/b.json" || fail "copy mode's bundle differs from the overlay's"
+	assert_eq "$before" "$(digest "$W")" "host DIR after the copy run"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state left by the copy run"
+	CLOISTER_WORKSPACE_MODE=copy clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/c.json" -- ln -s /etc/passwd "$W/pw"
+	assert_eq 125 "$RC" "copy mode: a new symlink ($ERR)"
+	assert_contains "$ERR" "workspace path pw is a symlink the sandbox made"
+}
+
 t_diff_out_needs_workspace() {
 	clr run --diff-out "$T_TMP/x.json" -- true
 	assert_eq 125 "$RC"
