@@ -157,13 +157,6 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 	memset(w, 0, sizeof(*w));
 	w->parent_fd = w->run_fd = w->lower_fd = w->upper_fd = w->work_fd = -1;
 	w->seq = 1;
-	/* A root caller's sandbox is an unmapped host id (docs/security.md):
-	 * through the overlay root's files in DIR would be nobody's, neither
-	 * writable nor copied up. Idmapped layers are not built yet. */
-	if (p->host_uid != geteuid())
-		return cl_fail(err, 0, "--workspace %s: as root it needs --host-root (the default "
-		               "unprivileged identity cannot write root's files through the overlay; "
-		               "docs/workspaces.md)", p->workspace);
 	if (!realpath(p->workspace, w->dir))
 		return cl_fail_errno(err, "--workspace %s", p->workspace);
 	/* Captured against this fd, not the name: CLOEXEC, the sandbox never
@@ -202,12 +195,17 @@ static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool 
 }
 
 /* Overlay unless forced otherwise or unavailable (a forked probe, the
- * one `cloister check` reports). */
-static bool use_copy(void)
+ * one `cloister check` reports). A root caller's sandbox is an unmapped
+ * host id (docs/security.md): through an overlay root's files in DIR would
+ * be nobody's, neither writable nor copied up, so it always gets the copy,
+ * bound idmapped as its other writable binds are. */
+static bool use_copy(const struct cl_policy *p)
 {
 	const char *m = getenv("CLOISTER_WORKSPACE_MODE");
 	int e;
 
+	if (p->host_uid != geteuid())
+		return true;
 	if (m && !strcmp(m, "copy"))
 		return true;
 	if (m && !strcmp(m, "overlay"))
@@ -226,7 +224,8 @@ static int copy_layer(struct cl_policy *p, struct ws_run *w, const char *root, c
 	    (rc = ws_copy_tree(w->lower_fd, w->upper_fd, w->dir, err)) < 0)
 		return rc;
 	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
-	if (!cl_policy_add_mount(p, CL_MNT_BIND, up, w->dir, 0))
+	if (!cl_policy_add_mount(p, CL_MNT_BIND, up, w->dir,
+	                         p->host_uid != geteuid() ? CL_MF_CALLER_OPEN | CL_MF_IDMAP : 0))
 		return cl_fail(err, ENOMEM, "adding the workspace mount");
 	return 0;
 }
@@ -237,7 +236,7 @@ int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
 	int rc;
 
 	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 || (rc = make_run_dir(w, err)) < 0 ||
-	    (rc = use_copy() ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
+	    (rc = use_copy(p) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
 		ws_run_cleanup(w);
 	return rc;
 }
@@ -304,6 +303,11 @@ int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, i
 
 	if ((rc = begin(p, w, root, sizeof(root), err)) < 0)
 		goto fail;
+	if (p->host_uid != geteuid()) {
+		rc = cl_fail(err, 0, "sticky workspace %s: needs an overlay, which a root caller's unmapped "
+		             "sandbox identity cannot write through (docs/workspaces.md)", name);
+		goto fail;
+	}
 	if (!safe_name(name)) {
 		rc = cl_fail(err, 0, "sticky workspace name '%s': use letters, digits, '.', '_' and '-' (at most "
 		             "128)", name);

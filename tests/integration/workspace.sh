@@ -5,8 +5,9 @@
 # removed, conflicts and escaping paths refused with nothing written.
 . "$(dirname "$0")/../lib.sh"
 
-# Root's default sandbox identity cannot write root's files through the
-# overlay (docs/workspaces.md): as root the suite keeps host root.
+# Root's default sandbox identity gets the copy, not the overlay
+# (docs/workspaces.md): as root the suite keeps host root so that the
+# overlay is what it tests; root_default_identity tests the copy.
 WSR=()
 is_root && WSR=(--host-root)
 export CLOISTER_STATE_DIR
@@ -477,11 +478,15 @@ t_gc_removes_idle_sticky_and_abandoned_workspaces_only() {
 }
 
 if is_root; then
-t_root_without_host_root_is_refused_clearly() {
+t_root_default_identity_gets_an_idmapped_copy() {
 	setup
-	clr run --workspace "$W" -- true
-	assert_eq 125 "$RC"
-	assert_contains "$ERR" "as root it needs --host-root"
+	before=$(digest "$W")
+	clr run --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c "id -u >$W/who && echo more >>$W/src/main.c && rm $W/keep/k.txt"
+	assert_eq 0 "$RC" "root's default identity writes root's files ($ERR)"
+	assert_eq "m:src/main.c a:who d:keep/k.txt" "$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in sorted(j["patches"], key=lambda p: p["operation"]=="delete"))' <"$T_TMP/b.json")" patches
+	assert_contains "$(py '[p for p in j["patches"] if p["path"]=="who"][0]["diff"]' <"$T_TMP/b.json")" "+0" "root inside"
+	assert_eq "$before" "$(digest "$W")" "host DIR"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state left"
 }
 fi
 
