@@ -14,12 +14,14 @@
 #include "src/cleanup.h"
 #include "src/fdio.h"
 #include "src/workspace/capture.h"
+#include "src/workspace/oidcache.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"
 
 struct acc {
 	char *s;
 	size_t len, cap;
+	struct ws_oidcache cache;
 };
 
 static int acc_add(struct acc *a, const char *mode, const char *path, const char *oid, cl_error *err)
@@ -104,8 +106,13 @@ static int entry(struct acc *a, int dfd, const char *name, const char *prefix, i
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
 		return 0;   /* sockets, fifos, devices: no content to name */
-	if ((rc = file_id(dfd, name, &st, oid, err, rel)) < 0)
+	const char *known = S_ISREG(st.st_mode) ? ws_oidcache_get(&a->cache, rel, &st) : NULL;
+	if (known)
+		memcpy(oid, known, sizeof(oid));
+	else if ((rc = file_id(dfd, name, &st, oid, err, rel)) < 0)
 		return rc;
+	else if (S_ISREG(st.st_mode))
+		ws_oidcache_put(&a->cache, rel, &st, oid);
 	return acc_add(a, S_ISLNK(st.st_mode) ? "120000" : st.st_mode & S_IXUSR ? "100755" : "100644",
 	               rel, oid, err);
 }
@@ -165,7 +172,9 @@ int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err)
 
 	if ((rc = ws_dl_load(err)) < 0)
 		return rc;
+	ws_oidcache_open(&a.cache, dir_fd, skip);
 	rc = walk(&a, dir_fd, "", 0, skip, err);
+	ws_oidcache_close(&a.cache);
 	if (rc == 0) {
 		ws_sha256(a.s ? a.s : "", a.len, h);
 		memcpy(out, "sha256:", 7);

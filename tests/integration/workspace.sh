@@ -265,14 +265,8 @@ t_bwrap_front_end_has_the_workspace_extension() {
 	assert_contains "$ERR" "--diff-out needs --workspace DIR"
 }
 
-t_base_ref_is_the_documented_tree_hash() {
-	setup
-	mkdir -p "$W/.git/objects" "$W/sub/.GIT"; echo ignored >"$W/.git/objects/x"; echo ignored >"$W/sub/.GIT/y"
-	head -c 3000000 /dev/urandom >"$W/big.bin"   # hashed streaming (over 1 MiB)
-	ln -s src/main.c "$W/link"
-	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- true
-	assert_eq 0 "$RC" "run ($ERR)"
-	want=$(python3 - "$W" <<'PY'
+ref_base() {  # dir: baseRef as docs/workspaces.md defines it
+	python3 - "$1" <<'PY'
 import hashlib, os, sys
 def blob(b): return hashlib.sha1(b"blob %d\0" % len(b) + b).hexdigest()
 out = b""
@@ -291,8 +285,39 @@ def walk(d, rel):
 walk(sys.argv[1], "")
 print("sha256:" + hashlib.sha256(out).hexdigest())
 PY
-)
+}
+
+t_base_ref_is_the_documented_tree_hash() {
+	setup
+	mkdir -p "$W/.git/objects" "$W/sub/.GIT"; echo ignored >"$W/.git/objects/x"; echo ignored >"$W/sub/.GIT/y"
+	head -c 3000000 /dev/urandom >"$W/big.bin"   # hashed streaming (over 1 MiB)
+	ln -s src/main.c "$W/link"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- true
+	assert_eq 0 "$RC" "run ($ERR)"
+	want=$(ref_base "$W")
 	assert_eq "$want" "$(py 'j["baseRef"]' <"$T_TMP/b.json")" baseRef
+}
+
+# The blob id cache trusts only files unchanged for 2 s (a later change in
+# the same clock tick could keep the same stat): this test has to let its
+# base age that long, it orders nothing.
+t_base_ref_cache_sees_a_same_size_same_mtime_change() {
+	setup
+	sleep 3
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b1.json" -- true
+	assert_eq 0 "$RC" "first ($ERR)"
+	[ -n "$(ls -A "$T_TMP/state/oidcache")" ] || fail "no blob id cache written"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b2.json" -- true
+	assert_eq "$(py 'j["baseRef"]' <"$T_TMP/b1.json")" "$(py 'j["baseRef"]' <"$T_TMP/b2.json")" "cached baseRef"
+	# Same size, mtime put back: only the ctime says it changed.
+	cp -p "$W/src/main.c" "$T_TMP/orig"
+	sed -i 's/line1/LINE1/' "$W/src/main.c"; touch -r "$T_TMP/orig" "$W/src/main.c"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b3.json" -- true
+	assert_eq "$(ref_base "$W")" "$(py 'j["baseRef"]' <"$T_TMP/b3.json")" "baseRef after the change"
+	# A damaged cache is ignored, not trusted.
+	for f in "$T_TMP"/state/oidcache/*; do printf 'garbage' >"$f"; done
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b4.json" -- true
+	assert_eq "$(ref_base "$W")" "$(py 'j["baseRef"]' <"$T_TMP/b4.json")" "baseRef with a damaged cache"
 }
 
 t_git_metadata_is_never_carried() {
