@@ -309,9 +309,9 @@ t_base_ref_cache_sees_a_same_size_same_mtime_change() {
 	[ -n "$(ls -A "$T_TMP/state/oidcache")" ] || fail "no blob id cache written"
 	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b2.json" -- true
 	assert_eq "$(py 'j["baseRef"]' <"$T_TMP/b1.json")" "$(py 'j["baseRef"]' <"$T_TMP/b2.json")" "cached baseRef"
-	# Same size, mtime put back: only the ctime says it changed.
+	# Same inode, same size, mtime put back: only the ctime says it changed.
 	cp -p "$W/src/main.c" "$T_TMP/orig"
-	sed -i 's/line1/LINE1/' "$W/src/main.c"; touch -r "$T_TMP/orig" "$W/src/main.c"
+	printf LINE1 | dd of="$W/src/main.c" conv=notrunc status=none; touch -r "$T_TMP/orig" "$W/src/main.c"
 	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b3.json" -- true
 	assert_eq "$(ref_base "$W")" "$(py 'j["baseRef"]' <"$T_TMP/b3.json")" "baseRef after the change"
 	# A damaged cache is ignored, not trusted.
