@@ -3,6 +3,7 @@
  * modifies; the changes are sorted by path and turned into patches. */
 #define _GNU_SOURCE
 #include "src/workspace/capture.h"
+#include "src/workspace/capture_walk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,25 +24,7 @@
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"
 
-#define MAX_DEPTH 256
-
-/* One side of one path: old (lower) or new (upper). */
-struct ent {
-	char *path;
-	bool is_new;
-	bool exec;
-	bool link;
-};
-
-struct walk {
-	struct ent *v;
-	size_t n, cap;
-	enum ws_fail why;
-	const char *skip;
-	cl_error *err;
-};
-
-static int push(struct walk *w, const char *path, bool is_new, const struct stat *st)
+int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct stat *st)
 {
 	if (w->n == w->cap) {
 		size_t cap = w->cap ? w->cap * 2 : 64;
@@ -72,7 +55,7 @@ bool ws_is_git_dir(const char *name)
 	return strcasecmp(name, ".git") == 0;
 }
 
-static bool has_control(const char *s)
+bool ws_has_control(const char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
@@ -80,14 +63,14 @@ static bool has_control(const char *s)
 	return false;
 }
 
-static int join(char *out, size_t len, const char *prefix, const char *name, cl_error *err)
+int ws_walk_join(char *out, size_t len, const char *prefix, const char *name, cl_error *err)
 {
 	if ((size_t)snprintf(out, len, "%s%s%s", prefix, *prefix ? "/" : "", name) >= len)
 		return cl_fail(err, ENAMETOOLONG, "workspace path %s/%s", prefix, name);
 	return 0;
 }
 
-static int unsupported(struct walk *w, const char *rel, const char *what)
+int ws_walk_unsupported(struct walk *w, const char *rel, const char *what)
 {
 	w->why = WS_FAIL_UNSUPPORTED;
 	return cl_fail(w->err, 0, "workspace path %s is %s, which a diff bundle does not carry "
@@ -96,7 +79,7 @@ static int unsupported(struct walk *w, const char *rel, const char *what)
 }
 
 /* Every file below the lower entry name (or the entry itself) as deleted. */
-static int old_tree(struct walk *w, int lfd, const char *name, const char *rel, const struct stat *st,
+int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel, const struct stat *st,
                     int depth)
 {
 	DIR *d;
@@ -104,9 +87,9 @@ static int old_tree(struct walk *w, int lfd, const char *name, const char *rel, 
 	int fd, rc = 0;
 
 	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
-		return push(w, rel, false, st);
+		return ws_walk_push(w, rel, false, st);
 	if (!S_ISDIR(st->st_mode))
-		return unsupported(w, rel, "a special file");
+		return ws_walk_unsupported(w, rel, "a special file");
 	if (depth > MAX_DEPTH)
 		return cl_fail(w->err, ELOOP, "workspace tree at %s", rel);
 	fd = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -122,16 +105,16 @@ static int old_tree(struct walk *w, int lfd, const char *name, const char *rel, 
 		struct stat s;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ws_is_git_dir(de->d_name))
 			continue;
-		if ((rc = join(sub, sizeof(sub), rel, de->d_name, w->err)) < 0)
+		if ((rc = ws_walk_join(sub, sizeof(sub), rel, de->d_name, w->err)) < 0)
 			break;
-		if (has_control(de->d_name)) {
-			rc = unsupported(w, rel, "a directory with a file name holding control characters");
+		if (ws_has_control(de->d_name)) {
+			rc = ws_walk_unsupported(w, rel, "a directory with a file name holding control characters");
 			break;
 		}
 		if (fstatat(dirfd(d), de->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0)
 			rc = cl_fail_errno(w->err, "reading %s", sub);
 		else
-			rc = old_tree(w, dirfd(d), de->d_name, sub, &s, depth + 1);
+			rc = ws_walk_old_tree(w, dirfd(d), de->d_name, sub, &s, depth + 1);
 	}
 	closedir(d);
 	return rc;
@@ -174,11 +157,11 @@ static int upper_dir(struct walk *w, int ufd, int lfd, const char *name, const c
 	/* A renamed lower dir would be a redirect: userxattr overlays refuse
 	 * the rename (EXDEV, tools copy instead), so one here is foreign. */
 	if (ovl_mark(sub_u, "redirect", v, sizeof(v)))
-		return unsupported(w, rel, "a redirected (renamed) overlay directory");
+		return ws_walk_unsupported(w, rel, "a redirected (renamed) overlay directory");
 	opaque = ovl_mark(sub_u, "opaque", v, sizeof(v)) && v[0] == 'y';
 	if (have_l && (!S_ISDIR(ls->st_mode) || opaque)) {
 		/* Replaced: a file by a dir, or a whole tree by a new one. */
-		if ((rc = old_tree(w, lfd, name, rel, ls, depth)) < 0)
+		if ((rc = ws_walk_old_tree(w, lfd, name, rel, ls, depth)) < 0)
 			return rc;
 	} else if (have_l) {
 		sub_l = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -198,25 +181,25 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 
 	if (ws_is_git_dir(name))
 		return 0;
-	if ((rc = join(rel, sizeof(rel), prefix, name, w->err)) < 0)
+	if ((rc = ws_walk_join(rel, sizeof(rel), prefix, name, w->err)) < 0)
 		return rc;
 	/* A newline in a name could forge diff lines for the reviewer. */
-	if (has_control(name))
-		return unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters");
+	if (ws_has_control(name))
+		return ws_walk_unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters");
 	if (fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(w->err, "reading %s", rel);
 	have_l = lfd >= 0 && fstatat(lfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
 	if (is_whiteout(&us))
-		return have_l ? old_tree(w, lfd, name, rel, &ls, depth) : 0;
+		return have_l ? ws_walk_old_tree(w, lfd, name, rel, &ls, depth) : 0;
 	if (S_ISDIR(us.st_mode))
 		return upper_dir(w, ufd, lfd, name, rel, &ls, have_l, depth);
 	if (S_ISLNK(us.st_mode))
-		return unsupported(w, rel, "a symlink the sandbox made");
+		return ws_walk_unsupported(w, rel, "a symlink the sandbox made");
 	if (!S_ISREG(us.st_mode))
-		return unsupported(w, rel, "a special file");
-	if (have_l && (rc = old_tree(w, lfd, name, rel, &ls, depth)) < 0)
+		return ws_walk_unsupported(w, rel, "a special file");
+	if (have_l && (rc = ws_walk_old_tree(w, lfd, name, rel, &ls, depth)) < 0)
 		return rc;
-	return push(w, rel, true, &us);
+	return ws_walk_push(w, rel, true, &us);
 }
 
 static int walk_upper(struct walk *w, int ufd, int lfd, const char *prefix, int depth)
@@ -239,147 +222,6 @@ static int walk_upper(struct walk *w, int ufd, int lfd, const char *prefix, int 
 		    !(depth == 0 && w->skip && !strcmp(de->d_name, w->skip)))
 			rc = upper_entry(w, dirfd(d), lfd, de->d_name, prefix, depth);
 	closedir(d);
-	return rc;
-}
-
-/* Copy mode: names of one directory, sorted (NULL-terminated), or NULL. */
-static char **names_of(int dfd, cl_error *err, const char *rel)
-{
-	int fd = dfd >= 0 ? dup(dfd) : -1;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	char **v = NULL;
-
-	if (dfd < 0)
-		return calloc(1, sizeof(char *));
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		cl_fail_errno(err, "reading workspace directory %s", *rel ? rel : ".");
-		return NULL;
-	}
-	rewinddir(d);   /* the dup shares the offset */
-	v = calloc(1, sizeof(char *));
-	while (v && (de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !cl_strv_push(&v, de->d_name)) {
-			cl_strv_free(v);
-			v = NULL;
-		}
-	closedir(d);
-	if (!v)
-		cl_fail(err, ENOMEM, "reading workspace directory %s", rel);
-	return v;
-}
-
-static bool in_list(char **v, const char *name)
-{
-	for (; v && *v; v++)
-		if (!strcmp(*v, name))
-			return true;
-	return false;
-}
-
-static bool same_file(int nfd, int ofd, const char *name, const struct stat *ns, const struct stat *os)
-{
-	cl_autoclose int a = -1;
-	cl_autoclose int b = -1;
-	char x[65536], y[65536];
-	ssize_t n, m;
-
-	if (ns->st_size != os->st_size || ((ns->st_mode ^ os->st_mode) & S_IXUSR))
-		return false;
-	a = openat(nfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	b = openat(ofd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (a < 0 || b < 0)
-		return false;
-	do {
-		n = read(a, x, sizeof(x));
-		m = read(b, y, sizeof(y));
-		if (n != m || n < 0 || memcmp(x, y, (size_t)n))
-			return false;
-	} while (n > 0);
-	return true;
-}
-
-static bool same_link(int nfd, int ofd, const char *name)
-{
-	char x[4096], y[4096];
-	ssize_t n = readlinkat(nfd, name, x, sizeof(x)), m = readlinkat(ofd, name, y, sizeof(y));
-
-	return n >= 0 && n == m && !memcmp(x, y, (size_t)n);
-}
-
-static int walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth);
-
-/* One name of the copy (nfd) against the base (ofd, may be -1). */
-static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const char *prefix, int depth)
-{
-	char rel[PATH_MAX];
-	struct stat ns, os;
-	bool have_o;
-	int rc;
-
-	if ((rc = join(rel, sizeof(rel), prefix, name, w->err)) < 0)
-		return rc;
-	if (has_control(name))
-		return unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters");
-	if (fstatat(nfd, name, &ns, AT_SYMLINK_NOFOLLOW) < 0)
-		return cl_fail_errno(w->err, "reading %s", rel);
-	have_o = ofd >= 0 && fstatat(ofd, name, &os, AT_SYMLINK_NOFOLLOW) == 0;
-	if (S_ISDIR(ns.st_mode)) {
-		cl_autoclose int sub_n = openat(nfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		cl_autoclose int sub_o = -1;
-		if (sub_n < 0)
-			return cl_fail_errno(w->err, "reading workspace directory %s", rel);
-		if (have_o && !S_ISDIR(os.st_mode) && (rc = old_tree(w, ofd, name, rel, &os, depth)) < 0)
-			return rc;
-		if (have_o && S_ISDIR(os.st_mode) &&
-		    (sub_o = openat(ofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-			return cl_fail_errno(w->err, "reading workspace base directory %s", rel);
-		return walk_copy(w, sub_n, sub_o, rel, depth + 1);
-	}
-	if (S_ISLNK(ns.st_mode))
-		return have_o && S_ISLNK(os.st_mode) && same_link(nfd, ofd, name) ? 0
-		       : unsupported(w, rel, "a symlink the sandbox made");
-	if (!S_ISREG(ns.st_mode))
-		return unsupported(w, rel, "a special file");
-	if (have_o && S_ISREG(os.st_mode) && same_file(nfd, ofd, name, &ns, &os))
-		return 0;
-	if (have_o && (rc = old_tree(w, ofd, name, rel, &os, depth)) < 0)
-		return rc;
-	return push(w, rel, true, &ns);
-}
-
-/* Copy mode: every name of both trees compared (no upper dir says what
- * changed). */
-static int walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth)
-{
-	char **nv, **ov;
-	int rc = 0;
-
-	if (depth > MAX_DEPTH)
-		return cl_fail(w->err, ELOOP, "workspace tree at %s is too deep", prefix);
-	if (!(nv = names_of(nfd, w->err, prefix)))
-		return cl_error_code(w->err);
-	if (!(ov = names_of(ofd, w->err, prefix))) {
-		cl_strv_free(nv);
-		return cl_error_code(w->err);
-	}
-	for (char **n = nv; rc == 0 && *n; n++)
-		if (!ws_is_git_dir(*n) && !(depth == 0 && w->skip && !strcmp(*n, w->skip)))
-			rc = copy_entry(w, nfd, ofd, *n, prefix, depth);
-	for (char **o = ov; rc == 0 && *o; o++) {
-		char rel[PATH_MAX];
-		struct stat os;
-		if (ws_is_git_dir(*o) || (depth == 0 && w->skip && !strcmp(*o, w->skip)) || in_list(nv, *o))
-			continue;
-		if ((rc = join(rel, sizeof(rel), prefix, *o, w->err)) < 0)
-			break;
-		rc = fstatat(ofd, *o, &os, AT_SYMLINK_NOFOLLOW) < 0 ? cl_fail_errno(w->err, "reading %s", rel)
-		     : old_tree(w, ofd, *o, rel, &os, depth);
-	}
-	cl_strv_free(nv);
-	cl_strv_free(ov);
 	return rc;
 }
 
@@ -500,7 +342,7 @@ int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t
 		return cl_fail(err, ENOMEM, "building the diff bundle");
 	if ((rc = ws_dl_load(err)) < 0)
 		goto out;
-	rc = copy ? walk_copy(&w, upper_fd, lower_fd, "", 0) : walk_upper(&w, upper_fd, lower_fd, "", 0);
+	rc = copy ? ws_walk_copy(&w, upper_fd, lower_fd, "", 0) : walk_upper(&w, upper_fd, lower_fd, "", 0);
 	*why = w.why;
 	if (rc < 0)
 		goto out;
