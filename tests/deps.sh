@@ -9,7 +9,9 @@ BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev l
 # dpkg-dev, xz-utils and python3-seccomp: tests/bwrap/upstream.sh unpacks
 # bubblewrap's source package and runs its seccomp test; libcap2-bin:
 # capsh, which both suites use to compare capability sets.
-TEST="bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang"
+# git: tests/integration/workspace.sh checks that git apply accepts the
+# bundle's diffs, and bench P6 compares with git add -A && git diff --cached.
+TEST="bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang git"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"
