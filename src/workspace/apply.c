@@ -141,15 +141,12 @@ static int new_content(struct ctx *c, struct job *j, const json_t *p, const char
 
 static int verify_one(struct ctx *c, struct job *j, const json_t *p)
 {
-	const char *op = json_string_value(json_object_get(p, "operation"));
 	char why[256];
 	cl_autoclose int pfd = -1;
 	cl_autofree char *old = NULL;
 	size_t old_len = 0;
 	int rc;
 
-	j->path = json_string_value(json_object_get(p, "path"));
-	j->kind = !strcmp(op, "add") ? K_ADD : !strcmp(op, "delete") ? K_DELETE : K_MODIFY;
 	split_path(j);
 	if (ws_header_parse(json_string_value(json_object_get(p, "diff")), j->path, &j->h, why,
 	                    sizeof(why)) < 0)
@@ -361,6 +358,14 @@ enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool che
 		close(c.tfd);
 		cl_fail(err, ENOMEM, "applying");
 		return WS_IO_FAILED;
+	}
+	/* Every job's path and kind first: a patch's checks look at the
+	 * others (a delete that frees the path of an add). */
+	for (size_t i = 0; i < c.n; i++) {
+		const json_t *p = json_array_get(patches, i);
+		const char *op = json_string_value(json_object_get(p, "operation"));
+		c.jobs[i].path = json_string_value(json_object_get(p, "path"));
+		c.jobs[i].kind = !strcmp(op, "add") ? K_ADD : !strcmp(op, "delete") ? K_DELETE : K_MODIFY;
 	}
 	for (size_t i = 0; i < c.n && rc >= 0 && !c.fatal; i++)
 		rc = verify_one(&c, &c.jobs[i], json_array_get(patches, i));

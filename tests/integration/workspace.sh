@@ -44,6 +44,7 @@ make_base() {  # dir
 	echo old >"$1/replaced/old.txt"
 	echo k >"$1/keep/k.txt"
 	echo torename >"$1/before.txt"
+	ln -s src/main.c "$1/tolink"
 }
 # What the sandbox does: one of every kind of change.
 CHANGES='cd "$W" &&
@@ -54,7 +55,8 @@ CHANGES='cd "$W" &&
 	chmod +x run.sh && echo fresh >src/deep/er/still/new.txt &&
 	mkdir -p a/b/c/d && echo deepadd >a/b/c/d/e.txt &&
 	rm -rf gone && rm -rf replaced && mkdir replaced && echo new >replaced/new.txt &&
-	mv before.txt after.txt && rm keep/k.txt'
+	mv before.txt after.txt && rm keep/k.txt &&
+	rm tolink && echo now-a-file >tolink'
 
 setup() {
 	CLOISTER_STATE_DIR=$T_TMP/state
@@ -72,7 +74,7 @@ t_every_kind_of_change_is_captured() {
 	sandbox_changes
 	assert_eq 0 "$RC" "run ($ERR)"
 	ops=$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in j["patches"])' <"$T_TMP/b.json")
-	assert_eq "a:a/b/c/d/e.txt a:after.txt d:before.txt m:blob.bin m:empty d:gone/a d:gone/sub/b d:keep/k.txt a:new-empty a:new.bin a:replaced/new.txt d:replaced/old.txt m:run.sh a:src/deep/er/still/new.txt m:src/main.c m:src/nonl.txt" "$ops" "patches in path order"
+	assert_eq "a:a/b/c/d/e.txt a:after.txt d:before.txt m:blob.bin m:empty d:gone/a d:gone/sub/b d:keep/k.txt a:new-empty a:new.bin a:replaced/new.txt d:replaced/old.txt m:run.sh a:src/deep/er/still/new.txt m:src/main.c m:src/nonl.txt d:tolink a:tolink" "$ops" "patches in path order"
 	assert_eq 1 "$(py 'j["seq"]' <"$T_TMP/b.json")" seq
 	assert_contains "$(py 'j["baseRef"]' <"$T_TMP/b.json")" "sha256:"
 	diff=$(py '[p for p in j["patches"] if p["path"]=="run.sh"][0]["diff"]' <"$T_TMP/b.json")
@@ -131,7 +133,7 @@ t_apply_reproduces_the_final_tree_byte_for_byte() {
 	assert_eq "$(digest "$W")" "$(digest "$T_TMP/target")" "--check wrote something"
 	clr diff apply "$T_TMP/b.json" "$T_TMP/target"
 	assert_eq 0 "$RC" "apply ($ERR)"
-	assert_contains "$OUT" "applied 16 patches"
+	assert_contains "$OUT" "applied 18 patches"
 	# An empty dir is not carried by a bundle (git's rule): gone/ and
 	# keep/ are removed by apply, and so compared without empty dirs.
 	find "$T_TMP/out" -type d -empty -delete
@@ -249,7 +251,7 @@ t_diff_show_prints_git_diff_and_stat() {
 	clr diff show "$T_TMP/b.json" --stat
 	[[ $OUT =~ " src/main.c "+"| 3 ++-" ]] || fail "stat line of src/main.c: $OUT"
 	[[ $OUT =~ " new.bin "+"| Bin 2 bytes" ]] || fail "stat line of new.bin: $OUT"
-	assert_contains "$OUT" "16 files changed"
+	assert_contains "$OUT" "18 files changed"
 }
 
 t_bwrap_front_end_has_the_workspace_extension() {
