@@ -11,6 +11,8 @@ PKGS    := jansson
 else
 PKGS    := jansson libcap libmnl libseccomp
 endif
+# libgit2: headers only; src/workspace/wsdl.c loads it (and libcrypto) on first use.
+GIT2_CFLAGS := $(shell pkg-config --cflags libgit2 2>/dev/null)
 # sqlite3: headers only; src/state/sqlite_dl.c loads the library on first use.
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 
@@ -29,7 +31,7 @@ WARN := -Wall -Wextra $(WERROR) -Wshadow -Wformat=2 -Wstrict-prototypes \
 HARDEN := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE -fno-strict-overflow
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu17 $(WARN) $(HARDEN) $(CFLAGS) -I. -DCL_NATIVE=$(NATIVE) \
-              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS)
+              $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SQLITE_CFLAGS) $(GIT2_CFLAGS)
 LDFLAGS ?=
 ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now $(LDFLAGS)
 # jansson, libcap and libseccomp are linked statically when Debian ships the
@@ -47,9 +49,9 @@ LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -l
 endif
 
 ifeq ($(NATIVE),0)
-LIB_SRC := $(filter-out src/main.c src/cli_bwrap%.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c))
+LIB_SRC := $(filter-out src/main.c src/cli_bwrap%.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c))
 else
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c ns/*.c seccomp/*.c cgroups/*.c))
 endif
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no

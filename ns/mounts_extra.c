@@ -238,6 +238,10 @@ int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_f
 	 * keeps its metadata in user.* instead. */
 	if (!ro && in_userns && fsconfig(fsfd, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
 		return cl_fail_errno(err, "Can't make overlay mount on %s (userxattr)", m->dest);
+	/* A workspace's upper dir is read once after the run and removed:
+	 * syncing it at unmount would flush the whole host filesystem. */
+	if ((m->flags & CL_MF_VOLATILE) && fsconfig(fsfd, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0)
+		return cl_fail_errno(err, "Can't make overlay mount on %s (volatile)", m->dest);
 	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return cl_fail_errno(err, "Can't make overlay mount on %s", m->dest);
 	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |

@@ -191,22 +191,41 @@ static int try_overlay(void)
 	return rc;   /* the mounts die with this child's namespace */
 }
 
+bool cl_check_overlay(int *err)
+{
+	bool ok;
+
+	*err = 0;
+	snprintf(overlay_base, sizeof(overlay_base), "/tmp/cloister-check-XXXXXX");
+	ok = mkdtemp(overlay_base) && in_child(try_overlay, err);
+	if (!ok && !*err)
+		*err = errno;
+	rmdir(overlay_base);
+	return ok;
+}
+
 static void probe_overlay(struct probe_result *r)
 {
 	int e = 0;
 
-	snprintf(overlay_base, sizeof(overlay_base), "/tmp/cloister-check-XXXXXX");
-	r->ok = mkdtemp(overlay_base) && in_child(try_overlay, &e);
-	if (!r->ok && !e)
-		e = errno;
-	rmdir(overlay_base);
-	snprintf(r->detail, sizeof(r->detail), r->ok ? "overlayfs mounts inside a user namespace"
-	                                              : "overlay in a user namespace failed: %s",
+	r->ok = cl_check_overlay(&e);
+	snprintf(r->detail, sizeof(r->detail), r->ok ? "overlayfs mounts inside a user namespace "
+	                                              "(run --workspace uses it)"
+	                                              : "overlay in a user namespace failed: %s; run "
+	                                                "--workspace falls back to copying DIR (slower)",
 	         strerror(e));
 	if (!r->ok)
 		snprintf(r->hint, sizeof(r->hint), "Linux >= 5.11 allows unprivileged overlay");
 }
 
+#endif
+#if !CL_NATIVE
+/* No user namespaces of its own here: --workspace is refused before this. */
+bool cl_check_overlay(int *err)
+{
+	*err = ENOSYS;
+	return false;
+}
 #endif
 
 static void probe_docker(struct probe_result *r)

@@ -12,4 +12,8 @@ struct probe_result {
 
 int cl_check_main(int argc, char **argv);
 
+/* Whether overlayfs mounts in a new user namespace here (a forked probe);
+ * false with *err = the errno why not. */
+bool cl_check_overlay(int *err);
+
 #endif

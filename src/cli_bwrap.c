@@ -12,6 +12,7 @@
 
 #include "ns/caps.h"
 #include "src/cli_bwrap.h"
+#include "src/workspace/run.h"
 #include "src/executor.h"
 #include "src/status.h"
 
@@ -287,21 +288,29 @@ static int run(struct cl_bwrap *b)
 	struct cl_policy *p = b->p;
 	struct cl_status st;
 	cl_error err = {0};
+	bool after = false;
 	int rc;
 
-	if (cl_policy_validate(p, &err) < 0) {
+	if (p->diff_out && !p->workspace)
+		cl_fail(&err, 0, "--diff-out needs --workspace DIR");
+	if (err.msg[0] || cl_policy_validate(p, &err) < 0) {
 		print_err(&err);
 		return CL_BWRAP_EXIT_FAIL;
 	}
 	cloexec_option_fds(p);
 	cl_status_init(&st);
-	rc = cl_executor_run(&cl_native_executor, p, &st, &err);
-	if (rc < 0) {
+	/* With --workspace: the overlay, then the diff once all is over. */
+	rc = ws_run_native(p, &st, &after, &err);
+	if (rc < 0 && !after) {
 		print_err(&err);
 		return CL_BWRAP_EXIT_FAIL;
 	}
 	if (p->json_status_path && cl_status_write(&st, p->json_status_path, -1, &err) < 0)
 		print_err(&err);
+	if (rc < 0) {
+		print_err(&err);
+		return CL_BWRAP_EXIT_FAIL;
+	}
 	return st.exit_code;
 }
 

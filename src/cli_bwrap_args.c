@@ -113,7 +113,9 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --timeout SECONDS            Kill the sandbox after SECONDS (exit 124)\n"
 	      "    --json-status FILE           cloister's status JSON\n"
 	      "    --publish SPEC               [IP:]HPORT:SPORT[/udp] (needs --unshare-net)\n"
-	      "    --forward-out SPEC           SPORT:HOST:HPORT (needs --unshare-net)\n", f);
+	      "    --forward-out SPEC           SPORT:HOST:HPORT (needs --unshare-net)\n"
+	      "    --workspace DIR              DIR writable as an overlay, DIR itself untouched\n"
+	      "    --diff-out FILE              The workspace's changes as a diff bundle\n", f);
 }
 
 static bool level_prefix;
@@ -196,6 +198,10 @@ int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char *
 	}
 	if (strcmp(n, "--json-status") == 0)
 		return set_path(&p->json_status_path, a[0], n, err);
+	if (strcmp(n, "--workspace") == 0)
+		return set_path(&p->workspace, a[0], n, err);
+	if (strcmp(n, "--diff-out") == 0)
+		return set_path(&p->diff_out, a[0], n, err);
 	if (strcmp(n, "--publish") == 0)
 		return ext_publish(p, a[0], err);
 	if (strcmp(n, "--forward-out") == 0)

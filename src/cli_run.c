@@ -79,7 +79,7 @@ void cl_cli_run_usage(FILE *f)
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
 	      "  --runtime auto|native|docker|codeplane  --image IMAGE (docker)\n"
-	      "  --dry-run --json  --host-root\n"
+	      "  --workspace DIR  --diff-out FILE  --dry-run --json  --host-root\n"
 	      "See cloister(1).\n", f);
 }
 
@@ -201,12 +201,6 @@ static int parse_json_status(struct cl_policy *p, const char *v, cl_error *err)
 	if (!*v)
 		return cl_fail(err, 0, "--json-status: empty file name");
 	return xstrdup_set(&p->json_status_path, v) ? 0 : cl_fail(err, ENOMEM, "--json-status");
-}
-
-static int unsupported(const char *opt, const char *issue, cl_error *err)
-{
-	return cl_fail(err, 0, "%s is not supported by this build yet (%s); nothing was run",
-	               opt, issue);
 }
 
 /* Deferred: env vars and binds that need the whole command line first. */
@@ -347,8 +341,14 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 		return 0;
 	case O_PUBLISH: return cl_policy_add_publish(p, v, err);
 	case O_FORWARD_OUT: return cl_policy_add_forward(p, v, err);
-	case O_WORKSPACE: return unsupported("--workspace", "workspace diffs", err);
-	case O_DIFF_OUT: return unsupported("--diff-out", "workspace diffs", err);
+	case O_WORKSPACE:
+		if (!v[0])
+			return cl_fail(err, 0, "--workspace: expected a directory");
+		return xstrdup_set(&p->workspace, v) ? 0 : cl_fail(err, ENOMEM, "--workspace");
+	case O_DIFF_OUT:
+		if (!v[0])
+			return cl_fail(err, 0, "--diff-out: expected a file name");
+		return xstrdup_set(&p->diff_out, v) ? 0 : cl_fail(err, ENOMEM, "--diff-out");
 	case O_RUNTIME:
 		if (cl_runtime_parse(v) < 0)
 			return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
@@ -482,6 +482,8 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 		rc = finish(p, &rs, err);
 	if (rc == 0)
 		root_identity(p, &rs, n_default);
+	if (rc == 0 && p->diff_out && !p->workspace)
+		rc = cl_fail(err, 0, "--diff-out needs --workspace DIR (the directory whose changes it records)");
 	cl_strv_free(rs.envs);
 	if (rc < 0 || o->help)
 		return rc;

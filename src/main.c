@@ -24,6 +24,9 @@
 #include "src/state/store.h"
 #include "src/status.h"
 #include "src/version.h"
+#include "src/workspace/cli.h"
+#include "src/workspace/run.h"
+#include "src/workspace/state.h"
 
 #define EXIT_SETUP 125
 
@@ -36,8 +39,10 @@ static void usage(FILE *f)
 	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
 	      "  sandbox run --spec FILE|-             run a Smithers-shaped sandbox spec (docs/spec.md)\n"
 	      "  bundle validate DIR [--json]          check a result bundle\n"
+	      "  diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
+	      "  diff show BUNDLE [--stat]             print a diff bundle as git diff would\n"
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
-	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
+	      "  gc [--cgroup-parent PATH]             remove cgroups and workspaces left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
 }
@@ -73,7 +78,8 @@ static int cmd_run(int argc, char **argv)
 	struct cl_run_opts o;
 	struct cl_status st;
 	cl_error err = {0};
-	int rc;
+	bool after = false;
+	int rc, code;
 
 	rc = cl_cli_run_parse(argc, argv, &p, &o, &err);
 	if (rc == 0 && o.help) {
@@ -95,12 +101,18 @@ static int cmd_run(int argc, char **argv)
 		return json ? 0 : EXIT_SETUP;
 	}
 	cl_status_init(&st);
-	rc = cl_runtime_run(&p, &st, &err);
+	/* A workspace's overlay and diff are the native runtime's (docker
+	 * and codeplane refuse --workspace: src/workspace/run.c). */
+	rc = p.workspace ? ws_run_native(&p, &st, &after, &err) : cl_runtime_run(&p, &st, &err);
 	if (rc < 0) {
 		cl_error_print(&err);
-		st.exit_code = EXIT_SETUP;
+		if (!after)
+			st.exit_code = EXIT_SETUP;
 	}
-	rc = finish_run(&p, &st);
+	/* The status file says how the command ended even when its diff
+	 * could not be captured; the exit code says cloister failed. */
+	code = finish_run(&p, &st);
+	rc = rc < 0 ? EXIT_SETUP : code;
 	cl_policy_free(&p);
 	return rc;
 }
@@ -181,6 +193,8 @@ int main(int argc, char **argv)
 		return cl_check_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "sandbox") == 0)
 		return sb_cli_sandbox_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "diff") == 0)
+		return ws_cli_diff_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "bundle") == 0)
 		return sb_cli_bundle_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "ps") == 0)
@@ -189,6 +203,7 @@ int main(int argc, char **argv)
 		return st_cli_events_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0) {
 		st_gc_reconcile_cwd();
+		ws_gc();
 		/* Containers first: a NATIVE=0 build has no cgroups of its own. */
 		return gc_containers() < 0 ? EXIT_SETUP : cg_gc_main(argc - 1, argv + 1);
 	}

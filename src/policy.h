@@ -39,6 +39,7 @@ enum {
 	CL_MF_CALLER_OPEN = 1 << 4, /* source opened by the parent with the caller's rights */
 	CL_MF_IDMAP = 1 << 5,    /* and idmapped: the caller's files appear as uid's */
 	CL_MF_HOST_SYSTEM = 1 << 6, /* the host's system dirs: an executor with an image uses its own */
+	CL_MF_VOLATILE = 1 << 7, /* overlay: no sync of the upper dir (a throwaway one) */
 };
 
 struct cl_mount {

@@ -3,11 +3,15 @@
 # benchmark. `tests/deps.sh install` installs what is missing when root,
 # otherwise names exactly what is missing and fails.
 set -u
-BUILD="gcc make pkg-config libjansson-dev libcurl4-openssl-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev libsqlite3-dev"
+BUILD="gcc make pkg-config libjansson-dev libcurl4-openssl-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev libsqlite3-dev libgit2-dev libssl3"
+# libgit2-dev: its headers at build time; src/workspace/wsdl.c dlopens
+# libgit2.so.1.5 (and libcrypto.so.3 from libssl3) for workspace diffs.
 # dpkg-dev, xz-utils and python3-seccomp: tests/bwrap/upstream.sh unpacks
 # bubblewrap's source package and runs its seccomp test; libcap2-bin:
 # capsh, which both suites use to compare capability sets.
-TEST="docker.io openssh-server openssh-client bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang"
+# git: tests/integration/workspace.sh checks that git apply accepts the
+# bundle's diffs, and bench P6 compares with git add -A && git diff --cached.
+TEST="docker.io openssh-server openssh-client bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang git"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"

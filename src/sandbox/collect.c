@@ -15,6 +15,8 @@
 #include "src/sandbox/provider.h"
 #include "src/sandbox/run_internal.h"
 #include "src/status.h"
+#include "src/workspace/apply.h"
+#include "src/workspace/capture.h"
 
 static int count_diff_lines(const char *text)
 {
@@ -29,15 +31,17 @@ static int count_diff_lines(const char *text)
 	return n;
 }
 
-static int diff_lines(const struct sb_bundle *b, const char *path)
+/* Lines of the patch files and of the diff bundle. The patch files are
+ * opened beneath the bundle's dirfd (the sandbox wrote them: no name is
+ * reopened, no symlink followed). */
+static int diff_lines(const struct sb_bundle *b, int bfd, const json_t *db)
 {
-	cl_autoclose int bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	json_t *db = json_object_get(b->manifest, "diffBundle"), *p;
+	json_t *p;
 	int total = 0;
 	size_t i;
 
 	for (size_t k = 0; bfd >= 0 && k < b->n_patch_files; k++) {
-		cl_autoclose int fd = openat(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		cl_autoclose int fd = sb_open_beneath(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 		cl_autofree char *text = NULL;
 		size_t len;
 		if (fd >= 0 && cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &text, &len) == 0)
@@ -49,30 +53,89 @@ static int diff_lines(const struct sb_bundle *b, const char *path)
 	return total;
 }
 
-static size_t diff_bundle_patches(const json_t *manifest)
+static size_t bundle_patches(const json_t *db)
 {
-	json_t *db = json_object_get(manifest, "diffBundle");
-
 	return json_is_object(db) && json_is_array(json_object_get(db, "patches"))
 	       ? json_array_size(json_object_get(db, "patches")) : 0;
 }
 
-static int review_gate(struct run *r, const struct sb_bundle *b, const char *path, size_t patches,
-                       struct sb_error *e)
+/* A captured bundle that was not applied stays next to result/ for a
+ * later `cloister diff apply`. */
+static const char *keep_bundle(struct run *r, const json_t *cap, char *path, size_t len)
 {
+	cl_autofree char *text = cap ? json_dumps(cap, JSON_COMPACT) : NULL;
+
+	if (!text || sb_write_at(r->l.root_fd, "diff-bundle.json", text, strlen(text), 0644) < 0)
+		return NULL;
+	snprintf(path, len, "%s/diff-bundle.json", r->l.root);
+	return path;
+}
+
+static int review_gate(struct run *r, const struct sb_bundle *b, int bfd, const json_t *db,
+                       const json_t *cap, size_t patches, struct sb_error *e)
+{
+	char kept[PATH_MAX + 32];
+
 	if (!r->s->review_diffs || patches == 0)
 		return 0;
 	sb_run_event(r, "SandboxDiffReviewRequested",
-	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, path)));
+	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, bfd, db)));
 	if (!r->s->auto_accept_diffs) {
 		sb_run_event(r, "SandboxDiffRejected",
 		      json_pack("{s:s}", "reason", "Diff review approval is required before applying sandbox patches."));
 		return sb_fail(e, SB_INVALID_INPUT, 0,
-		               json_pack("{s:s,s:I}", "sandboxId", r->s->sandbox_id, "patchCount", (json_int_t)patches),
+		               json_pack("{s:s,s:I,s:s?}", "sandboxId", r->s->sandbox_id, "patchCount",
+		                         (json_int_t)patches, "diffBundlePath", keep_bundle(r, cap, kept, sizeof(kept))),
 		               "Sandbox produced changes that require review approval.");
 	}
 	sb_run_event(r, "SandboxDiffAccepted", json_pack("{s:I}", "patchCount", (json_int_t)patches));
 	return 0;
+}
+
+/* Spec "workspace": the overlay's changes as this run's diff bundle. */
+static int capture(struct run *r, json_t **cap, struct sb_error *e)
+{
+	cl_error err = {0};
+	enum ws_fail why;
+
+	*cap = NULL;
+	if (!r->has_ws)
+		return 0;
+	if (ws_capture(r->ws.lower_fd, r->ws.upper_fd, r->ws.copy, ".smithers", r->ws.seq, cap, &why, &err) < 0)
+		return sb_fail(e, SB_EXECUTION_FAILED, 0,
+		               json_pack("{s:s}", "reason", why == WS_FAIL_LIMIT ? "diff-bundle-limit" : "diff-capture"),
+		               "Sandbox workspace changes could not be captured: %s", err.msg);
+	/* A sticky workspace's next bundle gets the next seq. */
+	if (ws_sticky_commit_seq(&r->ws, &err) < 0)
+		return sb_from_cl(e, SB_EXECUTION_FAILED, &err);
+	return 0;
+}
+
+/* Accepted (or not reviewed): the captured bundle lands on rootDir, all
+ * or nothing; a refusal keeps the bundle and names the paths. */
+static int apply_accepted(struct run *r, const json_t *cap, struct sb_error *e)
+{
+	char *report = NULL, kept[PATH_MAX + 32];
+	size_t rlen = 0;
+	FILE *f;
+	cl_error err = {0};
+	enum ws_apply_result res;
+	int rc = 0;
+
+	if (!cap || !bundle_patches(cap) || (r->s->review_diffs && !r->s->auto_accept_diffs))
+		return 0;
+	if (!(f = open_memstream(&report, &rlen)))
+		return sb_fail(e, SB_EXECUTION_FAILED, ENOMEM, NULL, "applying the sandbox's diff");
+	res = ws_apply(cap, r->s->root_dir, false, f, &err);
+	fclose(f);
+	if (res != WS_APPLIED)
+		rc = sb_fail(e, SB_EXECUTION_FAILED, 0,
+		             json_pack("{s:s,s:s?}", "sandboxId", r->s->sandbox_id, "diffBundlePath",
+		                       keep_bundle(r, cap, kept, sizeof(kept))),
+		             "Sandbox diff could not be applied to rootDir: %s",
+		             res == WS_CONFLICT ? report : err.msg);
+	free(report);
+	return rc;
 }
 
 static json_t *ids(struct run *r, const struct sb_materialized *m)
@@ -98,7 +161,8 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 	struct sb_materialized m;
 	struct sb_bundle b;
 	size_t patches;
-	json_t *out;
+	json_t *out, *cap = NULL, *db;
+	cl_autoclose int bfd = -1;
 	int rc;
 
 	if ((rc = sb_provider_materialize(pres, &r->l, r->secrets, &m, e)) < 0) {
@@ -113,13 +177,24 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 			json_decref(m.artifacts);
 		return rc;
 	}
-	patches = b.n_patch_files + diff_bundle_patches(b.manifest);
+	/* A workspace's captured bundle is the run's diff bundle. */
+	if ((rc = capture(r, &cap, e)) < 0) {
+		if (m.artifacts)
+			json_decref(m.artifacts);
+		sb_bundle_free(&b);
+		return rc;
+	}
+	db = cap ? cap : json_object_get(b.manifest, "diffBundle");
+	bfd = sb_open_beneath(r->l.result_fd, m.bundle_rel, O_RDONLY | O_DIRECTORY);
+	patches = b.n_patch_files + bundle_patches(db);
 	sb_run_progress(r, "bundle-collected", 85, json_pack("{s:s,s:I}", "bundlePath", m.bundle_path,
 	                                              "patchCount", (json_int_t)patches));
 	sb_run_event(r, "SandboxBundleReceived",
 	      json_pack("{s:I,s:I,s:b}", "bundleSizeBytes", (json_int_t)b.size_bytes, "patchCount",
 	                (json_int_t)patches, "hasOutputs", json_object_get(b.manifest, "outputs") != NULL));
-	rc = review_gate(r, &b, m.bundle_path, patches, e);
+	rc = review_gate(r, &b, bfd, db, cap, patches, e);
+	if (rc == 0)
+		rc = apply_accepted(r, cap, e);
 	if (rc == 0) {
 		out = ids(r, &m);
 		if (m.passthrough) {
@@ -131,8 +206,8 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 			json_object_set_new(out, "status", json_string(b.status));
 			json_object_set(out, "output", json_object_get(b.manifest, "outputs")
 			                ? json_object_get(b.manifest, "outputs") : json_null());
-			if (json_object_get(b.manifest, "diffBundle"))
-				json_object_set(out, "diffBundle", json_object_get(b.manifest, "diffBundle"));
+			if (db)
+				json_object_set(out, "diffBundle", db);
 			json_object_set_new(out, "patches", json_is_array(mp) ? json_incref(mp) : json_array());
 			json_object_set_new(out, "artifacts", m.artifacts ? json_incref(m.artifacts) : json_array());
 			json_object_set_new(out, "streamLogPath", b.has_logs ? json_string(logs) : json_null());
@@ -149,6 +224,7 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 	}
 	if (m.artifacts)
 		json_decref(m.artifacts);
+	json_decref(cap);
 	sb_bundle_free(&b);
 	return rc;
 }

@@ -245,6 +245,33 @@ static int build(struct run *r, struct cl_policy *p, struct sb_error *e)
 	return rc;
 }
 
+/* Spec "workspace": rootDir writable at its own path as an overlay (the
+ * request keeps /workspace, DESIGN.md section 5), with rootDir/.smithers
+ * (this run's state, other runs' events) covered by an empty tmpfs. */
+static int workspace_mount(struct run *r, struct cl_policy *p, struct sb_error *e)
+{
+	char hide[4200];
+	struct cl_mount *m;
+	cl_error err = {0};
+
+	if (!r->s->workspace.present)
+		return 0;
+	if (!(p->workspace = strdup(r->s->root_dir)))
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "workspace");
+	if (r->s->workspace.persistence && !strcmp(r->s->workspace.persistence, "sticky")
+	    ? ws_sticky_prepare(p, &r->ws, r->s->workspace.name, r->s->workspace.idle_timeout_secs, &err) < 0
+	    : ws_run_prepare(p, &r->ws, &err) < 0)
+		return sb_from_cl(e, SB_INVALID_INPUT, &err);
+	r->has_ws = true;
+	snprintf(hide, sizeof(hide), "%s/.smithers", r->ws.dir);
+	/* After the overlay in the mount list: it lands on top of it. */
+	if (!(m = cl_policy_add_mount(p, CL_MNT_TMPFS, NULL, hide, 0)))
+		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "workspace");
+	m->mode = 0755;
+	m->size = 1 << 20;
+	return 0;
+}
+
 static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 {
 	struct cl_policy p;
@@ -255,6 +282,8 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 	int rc;
 
 	rc = build(r, &p, e);
+	if (rc == 0)
+		rc = workspace_mount(r, &p, e);
 	if (rc < 0) {
 		cl_policy_free(&p);
 		return rc;
@@ -415,6 +444,9 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		}
 		sb_error_clear(&ce);
 	}
+	/* After collect, which read the workspace's upper dir. */
+	if (r.has_ws)
+		ws_run_cleanup(&r.ws);
 	sb_layout_close(&r.l);
 	free(r.config_json);
 	return rc;

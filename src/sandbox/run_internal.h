@@ -9,6 +9,7 @@
 #include "src/sandbox/exec.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/run.h"
+#include "src/workspace/state.h"
 
 struct run {
 	const struct sb_spec *s;
@@ -17,6 +18,8 @@ struct run {
 	struct sb_layout l;
 	char *config_json;
 	double child_started;
+	bool has_ws;              /* spec "workspace": rootDir as an overlay */
+	struct ws_run ws;
 };
 
 /* extra and payload/fields are stolen. */

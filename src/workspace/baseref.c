@@ -1,0 +1,186 @@
+/* baseRef: one SHA-256 over the base tree, so a bundle names the tree it
+ * was made against. Each regular file and symlink contributes
+ * "<mode> <path>\0<git blob id>\n", depth first, names sorted bytewise. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+#include "src/fdio.h"
+#include "src/workspace/capture.h"
+#include "src/workspace/oidcache.h"
+#include "src/workspace/patch.h"
+#include "src/workspace/wsdl.h"
+
+struct acc {
+	char *s;
+	size_t len, cap;
+	struct ws_oidcache cache;
+};
+
+static int acc_add(struct acc *a, const char *mode, const char *path, const char *oid, cl_error *err)
+{
+	size_t need = strlen(mode) + strlen(path) + WS_OID_HEX + 4;
+
+	if (a->len + need > a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1 << 16;
+		while (cap < a->len + need)
+			cap *= 2;
+		char *p = realloc(a->s, cap);
+		if (!p)
+			return cl_fail(err, ENOMEM, "hashing the base tree");
+		a->s = p;
+		a->cap = cap;
+	}
+	a->len += (size_t)sprintf(a->s + a->len, "%s %s", mode, path) + 1;   /* keeps the NUL */
+	a->len += (size_t)sprintf(a->s + a->len, "%s\n", oid);
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int file_id(int dfd, const char *name, const struct stat *st, char oid[WS_OID_HEX + 1],
+                   cl_error *err, const char *rel)
+{
+	cl_autofree char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (S_ISLNK(st->st_mode)) {
+		char t[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, t, sizeof(t));
+		if (n < 0)
+			return cl_fail_errno(err, "reading symlink %s", rel);
+		ws_blob_id(t, (size_t)n, oid);
+		return 0;
+	}
+	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return cl_fail_errno(err, "reading %s", rel);
+	/* Big files are hashed streaming, by the fd just opened (no name is
+	 * resolved again); small ones read at once. */
+	if (st->st_size > (1 << 20)) {
+		char path[64];
+		git_oid id;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (ws_git.odb_hashfile(&id, path, GIT_OBJECT_BLOB) < 0)
+			return cl_fail(err, EIO, "hashing %s", rel);
+		ws_git.oid_fmt(oid, &id);
+		oid[WS_OID_HEX] = '\0';
+		return 0;
+	}
+	if ((rc = cl_read_all(fd, (size_t)1 << 21, &buf, &len)) < 0)
+		return cl_fail(err, -rc, "reading %s", rel);
+	ws_blob_id(buf, len, oid);
+	return 0;
+}
+
+static int walk(struct acc *a, int dfd, const char *prefix, int depth, const char *skip, cl_error *err);
+
+static int entry(struct acc *a, int dfd, const char *name, const char *prefix, int depth, cl_error *err)
+{
+	char rel[PATH_MAX], oid[WS_OID_HEX + 1];
+	struct stat st;
+	int rc;
+
+	if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", name) >= sizeof(rel))
+		return cl_fail(err, ENAMETOOLONG, "base tree path %s/%s", prefix, name);
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return cl_fail_errno(err, "reading %s", rel);
+	if (S_ISDIR(st.st_mode)) {
+		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			return cl_fail_errno(err, "reading directory %s", rel);
+		rc = walk(a, sub, rel, depth + 1, NULL, err);
+		close(sub);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return 0;   /* sockets, fifos, devices: no content to name */
+	const char *known = S_ISREG(st.st_mode) ? ws_oidcache_get(&a->cache, rel, &st) : NULL;
+	if (known)
+		memcpy(oid, known, sizeof(oid));
+	else if ((rc = file_id(dfd, name, &st, oid, err, rel)) < 0)
+		return rc;
+	else if (S_ISREG(st.st_mode))
+		ws_oidcache_put(&a->cache, rel, &st, oid);
+	return acc_add(a, S_ISLNK(st.st_mode) ? "120000" : st.st_mode & S_IXUSR ? "100755" : "100644",
+	               rel, oid, err);
+}
+
+static int walk(struct acc *a, int dfd, const char *prefix, int depth, const char *skip, cl_error *err)
+{
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int fd, rc = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (depth > 256)
+		return cl_fail(err, ELOOP, "base tree at %s is too deep", prefix);
+	fd = dup(dfd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return cl_fail_errno(err, "reading directory %s", *prefix ? prefix : ".");
+	}
+	/* A dup shares the directory offset: start at the top whoever read it. */
+	rewinddir(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (skip && !strcmp(de->d_name, skip)) ||
+		    ws_is_git_dir(de->d_name))
+			continue;
+		if (n == cap) {
+			char **v = realloc(names, (cap = cap ? cap * 2 : 32) * sizeof(*v));
+			if (!v) {
+				rc = cl_fail(err, ENOMEM, "hashing the base tree");
+				break;
+			}
+			names = v;
+		}
+		if (!(names[n] = strdup(de->d_name))) {
+			rc = cl_fail(err, ENOMEM, "hashing the base tree");
+			break;
+		}
+		n++;
+	}
+	if (rc == 0)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = entry(a, dirfd(d), names[i], prefix, depth, err);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return rc;
+}
+
+int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err)
+{
+	struct acc a = {0};
+	unsigned char h[32];
+	int rc;
+
+	if ((rc = ws_dl_load(err)) < 0)
+		return rc;
+	ws_oidcache_open(&a.cache, dir_fd, skip);
+	rc = walk(&a, dir_fd, "", 0, skip, err);
+	ws_oidcache_close(&a.cache);
+	if (rc == 0) {
+		ws_sha256(a.s ? a.s : "", a.len, h);
+		memcpy(out, "sha256:", 7);
+		for (int i = 0; i < 32; i++)
+			sprintf(out + 7 + 2 * i, "%02x", h[i]);
+	}
+	free(a.s);
+	return rc;
+}

@@ -1,0 +1,118 @@
+/* Loading a diff bundle someone else wrote (a sandbox's result, a file):
+ * the shape of DESIGN.md section 6, the limits, and paths that are
+ * relative, normalized and never leave the tree. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+#include "src/fdio.h"
+#include "src/workspace/apply.h"
+#include "src/workspace/capture.h"
+
+/* A bundle of 100 MiB of patches grows by JSON escaping; twice is plenty. */
+#define MAX_FILE (2 * WS_MAX_BUNDLE_BYTES)
+
+static int check_path(json_t *v, size_t i, cl_error *err)
+{
+	const char *p = json_string_value(v);
+	size_t n = json_string_length(v);
+
+	if (!p || !n)
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu has no path", i);
+	if (strlen(p) != n || n >= 4096)
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a NUL byte or is too long", i);
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a control character", i);
+	if (p[0] == '/')
+		return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s is absolute", p);
+	for (const char *c = p; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
+		size_t l = strcspn(c, "/");
+		if (l == 2 && !strncmp(c, "..", 2))
+			return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s has a '..' component", p);
+		if (l == 4 && !strncasecmp(c, ".git", 4))
+			return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s is inside a .git directory", p);
+		if (l == 0 || (l == 1 && *c == '.'))
+			return cl_fail(err, 0, "TOOL_PATH_INVALID: patch path %s is not normalized", p);
+		if (!c[l])
+			break;
+	}
+	if (p[n - 1] == '/')
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch path %s is not normalized", p);
+	return 0;
+}
+
+static int check_patch(json_t *p, size_t i, cl_error *err)
+{
+	const char *op = json_string_value(json_object_get(p, "operation"));
+	json_t *bc = json_object_get(p, "binaryContent");
+	int rc;
+
+	if (!json_is_object(p))
+		return cl_fail(err, 0, "patch %zu is not an object", i);
+	if ((rc = check_path(json_object_get(p, "path"), i, err)) < 0)
+		return rc;
+	if (!op || (strcmp(op, "add") && strcmp(op, "modify") && strcmp(op, "delete")))
+		return cl_fail(err, 0, "patch %s: operation must be add, modify or delete",
+		               json_string_value(json_object_get(p, "path")));
+	if (!json_is_string(json_object_get(p, "diff")) || (bc && !json_is_string(bc)))
+		return cl_fail(err, 0, "patch %s: diff (and binaryContent) must be strings",
+		               json_string_value(json_object_get(p, "path")));
+	return 0;
+}
+
+json_t *ws_bundle_load(const char *file, cl_error *err)
+{
+	cl_autoclose int fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : dup(0);
+	cl_autofree char *text = NULL;
+	json_error_t je;
+	json_t *b, *patches;
+	size_t len, i;
+	int rc;
+
+	if (fd < 0) {
+		cl_fail_errno(err, "reading bundle %s", file);
+		return NULL;
+	}
+	if ((rc = cl_read_all(fd, MAX_FILE, &text, &len)) < 0) {
+		cl_fail(err, -rc, "reading bundle %s", file);
+		return NULL;
+	}
+	if (!(b = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je))) {
+		cl_fail(err, 0, "bundle %s is not JSON: %s (line %d)", file, je.text, je.line);
+		return NULL;
+	}
+	patches = json_object_get(b, "patches");
+	if (!json_is_object(b) || !json_is_integer(json_object_get(b, "seq")) ||
+	    !json_is_string(json_object_get(b, "baseRef")) || !json_is_array(patches)) {
+		cl_fail(err, 0, "bundle %s needs seq (integer), baseRef (string) and patches (array)", file);
+	} else if (json_array_size(patches) > WS_MAX_PATCHES) {
+		cl_fail(err, 0, "bundle %s has more than %d patches", file, WS_MAX_PATCHES);
+	} else {
+		json_t *p;
+		rc = 0;
+		json_array_foreach(patches, i, p)
+			if (rc == 0)
+				rc = check_patch(p, i, err);
+		for (size_t a = 0; rc == 0 && a < json_array_size(patches); a++)
+			for (size_t c = a + 1; rc == 0 && c < json_array_size(patches); c++) {
+				json_t *x = json_array_get(patches, a), *y = json_array_get(patches, c);
+				const char *px = json_string_value(json_object_get(x, "path"));
+				/* The one pair allowed on a path: a delete, then an add
+				 * (a type change). */
+				if (!strcmp(px, json_string_value(json_object_get(y, "path"))) &&
+				    !(!strcmp(json_string_value(json_object_get(x, "operation")), "delete") &&
+				      !strcmp(json_string_value(json_object_get(y, "operation")), "add")))
+					rc = cl_fail(err, 0, "bundle %s has two patches for %s", file, px);
+			}
+		if (rc == 0)
+			return b;
+	}
+	json_decref(b);
+	return NULL;
+}

@@ -1,0 +1,156 @@
+/* The copy-mode capture walker: with no upper dir to say what changed,
+ * every name of the changed copy is compared with the base by type, exec
+ * bit and content, and every base name missing from the copy is deleted. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
+#include "src/policy.h"
+#include "src/workspace/capture_walk.h"
+
+/* Copy mode: names of one directory, sorted (NULL-terminated), or NULL. */
+static char **names_of(int dfd, cl_error *err, const char *rel)
+{
+	int fd = dfd >= 0 ? dup(dfd) : -1;
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	char **v = NULL;
+
+	if (dfd < 0)
+		return calloc(1, sizeof(char *));
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		cl_fail_errno(err, "reading workspace directory %s", *rel ? rel : ".");
+		return NULL;
+	}
+	rewinddir(d);   /* the dup shares the offset */
+	v = calloc(1, sizeof(char *));
+	while (v && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !cl_strv_push(&v, de->d_name)) {
+			cl_strv_free(v);
+			v = NULL;
+		}
+	closedir(d);
+	if (!v)
+		cl_fail(err, ENOMEM, "reading workspace directory %s", rel);
+	return v;
+}
+
+static bool in_list(char **v, const char *name)
+{
+	for (; v && *v; v++)
+		if (!strcmp(*v, name))
+			return true;
+	return false;
+}
+
+static bool same_file(int nfd, int ofd, const char *name, const struct stat *ns, const struct stat *os)
+{
+	cl_autoclose int a = -1;
+	cl_autoclose int b = -1;
+	char x[65536], y[65536];
+	ssize_t n, m;
+
+	if (ns->st_size != os->st_size || ((ns->st_mode ^ os->st_mode) & S_IXUSR))
+		return false;
+	a = openat(nfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	b = openat(ofd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (a < 0 || b < 0)
+		return false;
+	do {
+		n = read(a, x, sizeof(x));
+		m = read(b, y, sizeof(y));
+		if (n != m || n < 0 || memcmp(x, y, (size_t)n))
+			return false;
+	} while (n > 0);
+	return true;
+}
+
+static bool same_link(int nfd, int ofd, const char *name)
+{
+	char x[4096], y[4096];
+	ssize_t n = readlinkat(nfd, name, x, sizeof(x)), m = readlinkat(ofd, name, y, sizeof(y));
+
+	return n >= 0 && n == m && !memcmp(x, y, (size_t)n);
+}
+
+/* One name of the copy (nfd) against the base (ofd, may be -1). */
+static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const char *prefix, int depth)
+{
+	char rel[PATH_MAX];
+	struct stat ns, os;
+	bool have_o;
+	int rc;
+
+	if ((rc = ws_walk_join(rel, sizeof(rel), prefix, name, w->err)) < 0)
+		return rc;
+	if (ws_has_control(name))
+		return ws_walk_unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters");
+	if (fstatat(nfd, name, &ns, AT_SYMLINK_NOFOLLOW) < 0)
+		return cl_fail_errno(w->err, "reading %s", rel);
+	have_o = ofd >= 0 && fstatat(ofd, name, &os, AT_SYMLINK_NOFOLLOW) == 0;
+	if (S_ISDIR(ns.st_mode)) {
+		cl_autoclose int sub_n = openat(nfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		cl_autoclose int sub_o = -1;
+		if (sub_n < 0)
+			return cl_fail_errno(w->err, "reading workspace directory %s", rel);
+		if (have_o && !S_ISDIR(os.st_mode) && (rc = ws_walk_old_tree(w, ofd, name, rel, &os, depth)) < 0)
+			return rc;
+		if (have_o && S_ISDIR(os.st_mode) &&
+		    (sub_o = openat(ofd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return cl_fail_errno(w->err, "reading workspace base directory %s", rel);
+		return ws_walk_copy(w, sub_n, sub_o, rel, depth + 1);
+	}
+	if (S_ISLNK(ns.st_mode))
+		return have_o && S_ISLNK(os.st_mode) && same_link(nfd, ofd, name) ? 0
+		       : ws_walk_unsupported(w, rel, "a symlink the sandbox made");
+	if (!S_ISREG(ns.st_mode))
+		return ws_walk_unsupported(w, rel, "a special file");
+	if (have_o && S_ISREG(os.st_mode) && same_file(nfd, ofd, name, &ns, &os))
+		return 0;
+	if (have_o && (rc = ws_walk_old_tree(w, ofd, name, rel, &os, depth)) < 0)
+		return rc;
+	return ws_walk_push(w, rel, true, &ns);
+}
+
+/* Copy mode: every name of both trees compared (no upper dir says what
+ * changed). */
+int ws_walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth)
+{
+	char **nv, **ov;
+	int rc = 0;
+
+	if (depth > MAX_DEPTH)
+		return cl_fail(w->err, ELOOP, "workspace tree at %s is too deep", prefix);
+	if (!(nv = names_of(nfd, w->err, prefix)))
+		return cl_error_code(w->err);
+	if (!(ov = names_of(ofd, w->err, prefix))) {
+		cl_strv_free(nv);
+		return cl_error_code(w->err);
+	}
+	for (char **n = nv; rc == 0 && *n; n++)
+		if (!ws_is_git_dir(*n) && !(depth == 0 && w->skip && !strcmp(*n, w->skip)))
+			rc = copy_entry(w, nfd, ofd, *n, prefix, depth);
+	for (char **o = ov; rc == 0 && *o; o++) {
+		char rel[PATH_MAX];
+		struct stat os;
+		if (ws_is_git_dir(*o) || (depth == 0 && w->skip && !strcmp(*o, w->skip)) || in_list(nv, *o))
+			continue;
+		if ((rc = ws_walk_join(rel, sizeof(rel), prefix, *o, w->err)) < 0)
+			break;
+		rc = fstatat(ofd, *o, &os, AT_SYMLINK_NOFOLLOW) < 0 ? cl_fail_errno(w->err, "reading %s", rel)
+		     : ws_walk_old_tree(w, ofd, *o, rel, &os, depth);
+	}
+	cl_strv_free(nv);
+	cl_strv_free(ov);
+	return rc;
+}
+

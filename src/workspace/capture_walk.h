@@ -1,0 +1,45 @@
+/* Shared by the two capture walkers (capture.c: an overlay's upper dir;
+ * capture_copy.c: a whole copy): the list of changed sides they fill. */
+#ifndef WS_CAPTURE_WALK_H
+#define WS_CAPTURE_WALK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "src/error.h"
+#include "src/workspace/capture.h"
+
+#define MAX_DEPTH 256
+
+/* One side of one path: old (lower) or new (upper). */
+struct ent {
+	char *path;
+	bool is_new;
+	bool exec;
+	bool link;
+};
+
+struct walk {
+	struct ent *v;
+	size_t n, cap;
+	enum ws_fail why;
+	const char *skip;
+	cl_error *err;
+};
+
+/* Appends one side (old = lower, new = upper/copy) of path. */
+int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct stat *st);
+/* prefix/name into out; ENAMETOOLONG when it does not fit. */
+int ws_walk_join(char *out, size_t len, const char *prefix, const char *name, cl_error *err);
+/* A change a bundle cannot carry: err names rel and what it is. */
+int ws_walk_unsupported(struct walk *w, const char *rel, const char *what);
+/* Every file below the lower entry name (or the entry itself) as deleted. */
+int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel, const struct stat *st,
+                     int depth);
+/* A byte below 0x20 or 0x7f in s. */
+bool ws_has_control(const char *s);
+/* The copy walker: nfd (the changed copy) against ofd (the base, or -1). */
+int ws_walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth);
+
+#endif

@@ -1,0 +1,458 @@
+/* Workspace state on the host: every level is made 0700 and opened with
+ * O_NOFOLLOW, the run dir is new (never reused), the overlay layers reach
+ * the child by path (see add_mount). */
+#define _GNU_SOURCE
+#include "src/workspace/state.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/check.h"
+#include "src/cleanup.h"
+#include "src/workspace/copy.h"
+#include "src/fdio.h"
+
+int ws_state_root(char *out, size_t len, cl_error *err)
+{
+	const char *env = getenv("CLOISTER_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (env && env[0] == '/')
+		n = snprintf(out, len, "%s", env);
+	else if (geteuid() == 0)
+		n = snprintf(out, len, "/var/lib/cloister");
+	else if (xdg && xdg[0] == '/')
+		n = snprintf(out, len, "%s/cloister", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(out, len, "%s/.local/state/cloister", home);
+	else
+		return cl_fail(err, 0, "no state directory for workspaces: set CLOISTER_STATE_DIR or HOME");
+	return n < 0 || (size_t)n >= len ? cl_fail(err, ENAMETOOLONG, "state directory path") : 0;
+}
+
+/* mkdir -p with 0700 for what it creates; path is resolved already
+ * (resolve_existing), so no component may be a symlink. */
+static int open_dirs(const char *path, cl_error *err)
+{
+	char buf[4096], *save = NULL, *part;
+	int cur = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (part = strtok_r(buf, "/", &save); cur >= 0 && part; part = strtok_r(NULL, "/", &save)) {
+		int next;
+		if (mkdirat(cur, part, 0700) < 0 && errno != EEXIST) {
+			close(cur);
+			return cl_fail_errno(err, "creating the workspace state directory %s", path);
+		}
+		next = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		if (next < 0)
+			return cl_fail_errno(err, "opening the workspace state directory %s (no component may "
+			                     "be a symlink)", path);
+		cur = next;
+	}
+	return cur < 0 ? cl_fail_errno(err, "opening /") : cur;
+}
+
+static int make_sub(int parent, const char *name, mode_t mode, cl_error *err)
+{
+	int fd;
+
+	if (mkdirat(parent, name, mode) < 0)
+		return cl_fail_errno(err, "creating workspace %s dir", name);
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? cl_fail_errno(err, "opening workspace %s dir", name) : fd;
+}
+
+static int make_run_dir(struct ws_run *w, cl_error *err)
+{
+	unsigned char r[6];
+
+	for (int tries = 0; tries < 16; tries++) {
+		if (getrandom(r, sizeof(r), 0) != sizeof(r))
+			return cl_fail_errno(err, "naming the workspace run dir");
+		snprintf(w->name, sizeof(w->name), "run-%d-%02x%02x%02x%02x%02x%02x", (int)getpid(), r[0], r[1],
+		         r[2], r[3], r[4], r[5]);
+		if (mkdirat(w->parent_fd, w->name, 0700) == 0)
+			break;
+		if (errno != EEXIST)
+			return cl_fail_errno(err, "creating the workspace run dir");
+		w->name[0] = '\0';
+	}
+	if (!w->name[0])
+		return cl_fail(err, EEXIST, "creating the workspace run dir");
+	w->run_fd = openat(w->parent_fd, w->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w->run_fd < 0)
+		return cl_fail_errno(err, "opening the workspace run dir");
+	/* Held until cleanup: `cloister gc` removes only unlocked run dirs. */
+	if (flock(w->run_fd, LOCK_EX | LOCK_NB) < 0)
+		return cl_fail_errno(err, "locking the workspace run dir");
+	return 0;
+}
+
+/* The layers go to the child by path: overlayfs clones each layer's mount
+ * and refuses one outside the mounter's mount namespace, which an fd
+ * opened here (before the child's namespace was copied) would be. */
+static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl_error *err)
+{
+	char up[4400], work[4400];
+	struct cl_mount *m;
+
+	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
+	snprintf(work, sizeof(work), "%s/%s/work", root, w->name);
+	/* volatile only for a throwaway upper dir: a sticky one must survive
+	 * a crash, and volatile would refuse its next mount. */
+	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, w->sticky ? 0 : CL_MF_VOLATILE);
+	if (!m || !(m->ovl_work = strdup(work)) || !cl_strv_push(&m->ovl_lower, w->dir))
+		return cl_fail(err, ENOMEM, "adding the workspace mount");
+	return 0;
+}
+
+/* overlayfs refuses an upper dir inside its lower one (ELOOP, a puzzling
+ * message): say what to change instead. */
+/* realpath of the longest existing prefix of path, the rest appended. */
+static int resolve_existing(const char *path, char *out, size_t len, cl_error *err)
+{
+	char buf[4096], real[4096];
+	const char *tail = "";
+	char *slash;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	while (!realpath(buf, real)) {
+		if (errno != ENOENT || !(slash = strrchr(buf, '/')) || slash == buf)
+			return cl_fail_errno(err, "resolving the workspace state directory %s", path);
+		*slash = '\0';
+		tail = path + (slash - buf);
+	}
+	if ((size_t)snprintf(out, len, "%s%s", strcmp(real, "/") ? real : "", tail) >= len)
+		return cl_fail(err, ENAMETOOLONG, "the workspace state directory %s", path);
+	return 0;
+}
+
+static int inside_dir(const struct ws_run *w, const char *path, const char *shown, cl_error *err)
+{
+	size_t n = strlen(w->dir);
+
+	if (!strncmp(path, w->dir, n) && (path[n] == '/' || path[n] == '\0' || n == 1))
+		return cl_fail(err, 0, "--workspace %s contains cloister's state directory %s; set "
+		               "CLOISTER_STATE_DIR to a directory outside it", w->dir, shown);
+	return 0;
+}
+
+static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, cl_error *err)
+{
+	char real[4096];
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->parent_fd = w->run_fd = w->lower_fd = w->upper_fd = w->work_fd = -1;
+	w->seq = 1;
+	if (!realpath(p->workspace, w->dir))
+		return cl_fail_errno(err, "--workspace %s", p->workspace);
+	/* Captured against this fd, not the name: CLOEXEC, the sandbox never
+	 * holds it. */
+	w->lower_fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->lower_fd < 0)
+		return cl_fail_errno(err, "--workspace %s: opening it as a directory", p->workspace);
+	if ((rc = ws_state_root(root, len - 16, err)) < 0)
+		return rc;
+	strcat(root, "/workspaces");
+	/* Resolved before anything is made: DIR is never written, and what
+	 * is created below the existing part is never a link. */
+	if ((rc = resolve_existing(root, real, sizeof(real), err)) < 0 ||
+	    (rc = inside_dir(w, real, real, err)) < 0)
+		return rc;
+	snprintf(root, len, "%s", real);
+	if ((w->parent_fd = open_dirs(root, err)) < 0)
+		return w->parent_fd;
+	return 0;
+}
+
+static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool fresh, cl_error *err)
+{
+	int rc;
+
+	if (!fresh) {
+		w->upper_fd = openat(w->run_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		w->work_fd = openat(w->run_fd, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (w->upper_fd < 0 || w->work_fd < 0)
+			return cl_fail_errno(err, "opening sticky workspace %s", w->name);
+	} else if ((w->upper_fd = rc = make_sub(w->run_fd, "upper", 0755, err)) < 0 ||
+	           (w->work_fd = rc = make_sub(w->run_fd, "work", 0700, err)) < 0) {
+		return rc;
+	}
+	return add_mount(p, w, root, err);
+}
+
+/* Overlay unless forced otherwise or unavailable (a forked probe, the
+ * one `cloister check` reports). A root caller's sandbox is an unmapped
+ * host id (docs/security.md): through an overlay root's files in DIR would
+ * be nobody's, neither writable nor copied up, so it always gets the copy,
+ * bound idmapped as its other writable binds are. */
+static bool use_copy(const struct cl_policy *p)
+{
+	const char *m = getenv("CLOISTER_WORKSPACE_MODE");
+	int e;
+
+	if (p->host_uid != geteuid())
+		return true;
+	if (m && !strcmp(m, "copy"))
+		return true;
+	if (m && !strcmp(m, "overlay"))
+		return false;
+	return !cl_check_overlay(&e);
+}
+
+/* The fallback: DIR copied into upper/, bound read-write at DIR. */
+static int copy_layer(struct cl_policy *p, struct ws_run *w, const char *root, cl_error *err)
+{
+	char up[4400];
+	int rc;
+
+	w->copy = true;
+	if ((w->upper_fd = rc = make_sub(w->run_fd, "upper", 0755, err)) < 0 ||
+	    (rc = ws_copy_tree(w->lower_fd, w->upper_fd, w->dir, err)) < 0)
+		return rc;
+	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
+	if (!cl_policy_add_mount(p, CL_MNT_BIND, up, w->dir,
+	                         p->host_uid != geteuid() ? CL_MF_CALLER_OPEN | CL_MF_IDMAP : 0))
+		return cl_fail(err, ENOMEM, "adding the workspace mount");
+	return 0;
+}
+
+int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
+{
+	char root[4096];
+	int rc;
+
+	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 || (rc = make_run_dir(w, err)) < 0 ||
+	    (rc = use_copy(p) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
+		ws_run_cleanup(w);
+	return rc;
+}
+
+static bool safe_name(const char *n)
+{
+	size_t l = strlen(n);
+
+	return l > 0 && l <= 128 && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == l &&
+	       strcmp(n, ".") && strcmp(n, "..");
+}
+
+static int read_small(int dfd, const char *name, char *buf, size_t len)
+{
+	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return fd < 0 ? -errno : 0;
+}
+
+static int write_small(int dfd, const char *name, const char *text)
+{
+	char tmp[64];
+	int fd, rc;
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	rc = cl_write_all(fd, text, strlen(text));
+	close(fd);
+	if (rc == 0 && renameat(dfd, tmp, dfd, name) < 0)
+		rc = -errno;
+	return rc;
+}
+
+/* A new sticky dir records its rootDir; a known one must be for the same. */
+static int sticky_meta(struct ws_run *w, bool fresh, int64_t idle_secs, cl_error *err)
+{
+	char buf[4200];
+
+	if (fresh && write_small(w->run_fd, "root", w->dir) < 0)
+		return cl_fail_errno(err, "recording sticky workspace %s", w->name);
+	if (!fresh) {
+		if (read_small(w->run_fd, "root", buf, sizeof(buf)) < 0 || strcmp(buf, w->dir))
+			return cl_fail(err, 0, "sticky workspace %s belongs to %s, not %s", w->name + 7, buf, w->dir);
+		if (read_small(w->run_fd, "seq", buf, sizeof(buf)) == 0)
+			w->seq = strtoull(buf, NULL, 10) + 1;
+	}
+	snprintf(buf, sizeof(buf), "%lld", (long long)idle_secs);
+	if (write_small(w->run_fd, "idle", buf) < 0)
+		return cl_fail_errno(err, "recording sticky workspace %s", w->name);
+	return 0;
+}
+
+int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, int64_t idle_secs,
+                      cl_error *err)
+{
+	char root[4096];
+	bool fresh = false;
+	int rc;
+
+	if ((rc = begin(p, w, root, sizeof(root), err)) < 0)
+		goto fail;
+	if (p->host_uid != geteuid()) {
+		rc = cl_fail(err, 0, "sticky workspace %s: needs an overlay, which a root caller's unmapped "
+		             "sandbox identity cannot write through (docs/workspaces.md)", name);
+		goto fail;
+	}
+	if (!safe_name(name)) {
+		rc = cl_fail(err, 0, "sticky workspace name '%s': use letters, digits, '.', '_' and '-' (at most "
+		             "128)", name);
+		goto fail;
+	}
+	snprintf(w->name, sizeof(w->name), "sticky-%s", name);
+	fresh = mkdirat(w->parent_fd, w->name, 0700) == 0;
+	if (!fresh && errno != EEXIST) {
+		rc = cl_fail_errno(err, "creating sticky workspace %s", name);
+		goto fail;
+	}
+	w->run_fd = openat(w->parent_fd, w->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (w->run_fd < 0) {
+		rc = cl_fail_errno(err, "opening sticky workspace %s", name);
+		goto fail;
+	}
+	/* One run at a time: two overlays on one upper dir corrupt it. */
+	if (flock(w->run_fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = cl_fail(err, errno == EWOULDBLOCK ? 0 : errno, "sticky workspace %s is in use by another run",
+		             name);
+		goto fail;
+	}
+	w->sticky = true;
+	if ((rc = sticky_meta(w, fresh, idle_secs, err)) < 0 || (rc = layers(p, w, root, fresh, err)) < 0)
+		goto fail;
+	return 0;
+fail:
+	/* A sticky dir made just now is removed again; a known one stays. */
+	w->sticky = !fresh;
+	ws_run_cleanup(w);
+	return rc;
+}
+
+int ws_sticky_commit_seq(struct ws_run *w, cl_error *err)
+{
+	char buf[32];
+
+	if (!w->sticky)
+		return 0;
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)w->seq);
+	return write_small(w->run_fd, "seq", buf) < 0 ? cl_fail_errno(err, "recording the seq of %s", w->name) : 0;
+}
+
+int ws_remove_tree_at(int parent, const char *name)
+{
+	int fd, rc = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOTDIR ? 0 : -errno;
+	/* Ours (or, for root, anyone's): entries of a read-only dir go too. */
+	fchmod(fd, 0700);
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		int r = ws_remove_tree_at(dirfd(d), de->d_name);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	closedir(d);
+	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && rc == 0 && errno != ENOENT)
+		rc = -errno;
+	return rc;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void ws_run_cleanup(struct ws_run *w)
+{
+	close_fd(&w->upper_fd);
+	close_fd(&w->work_fd);
+	/* Removed while still locked: gc never sees it half gone. */
+	if (w->parent_fd >= 0 && w->name[0] && !w->sticky)
+		ws_remove_tree_at(w->parent_fd, w->name);
+	close_fd(&w->run_fd);
+	w->name[0] = '\0';
+	close_fd(&w->parent_fd);
+	close_fd(&w->lower_fd);
+}
+
+static bool idle_expired(int fd)
+{
+	char buf[32];
+	struct stat st;
+	long long idle;
+
+	if (read_small(fd, "idle", buf, sizeof(buf)) < 0 || (idle = strtoll(buf, NULL, 10)) < 0)
+		return false;
+	/* Last used: the seq file is rewritten by every captured run, idle by
+	 * every run. */
+	if (fstatat(fd, "idle", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return time(NULL) - st.st_mtime > idle;
+}
+
+void ws_gc(void)
+{
+	char root[4096];
+	cl_error err = {0};
+	DIR *d;
+	struct dirent *de;
+	int pfd;
+
+	if (ws_state_root(root, sizeof(root) - 16, &err) < 0)
+		return;
+	strcat(root, "/workspaces");
+	pfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0 || !(d = fdopendir(pfd))) {
+		if (pfd >= 0)
+			close(pfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		bool run = !strncmp(de->d_name, "run-", 4), sticky = !strncmp(de->d_name, "sticky-", 7);
+		int fd;
+		if (!run && !sticky)
+			continue;
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* A lock held means a live run: leave it. */
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || (sticky && !idle_expired(fd))) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		if (ws_remove_tree_at(dirfd(d), de->d_name) == 0)
+			printf("removed %s workspace %s\n", run ? "abandoned" : "idle sticky",
+			       run ? de->d_name : de->d_name + 7);
+		close(fd);
+	}
+	closedir(d);
+}

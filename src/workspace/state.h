@@ -1,0 +1,54 @@
+/* A run's workspace: the overlay's upper and work dirs in cloister's state
+ * dir, the mount that puts them over DIR, and their removal. */
+#ifndef WS_STATE_H
+#define WS_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "src/error.h"
+#include "src/policy.h"
+
+struct ws_run {
+	int parent_fd;        /* <state>/workspaces */
+	int run_fd;           /* <state>/workspaces/<name> */
+	int lower_fd;         /* DIR, opened once: captured against this */
+	int upper_fd;
+	int work_fd;
+	char name[160];
+	char dir[4096];       /* DIR, resolved: where it appears inside */
+	bool sticky;          /* kept at cleanup (spec persistence "sticky") */
+	bool copy;            /* no overlayfs here: upper_fd is a copy of DIR */
+	uint64_t seq;         /* the bundle's seq: 1, or the sticky one's next */
+};
+
+/* Where workspace state lives: $CLOISTER_STATE_DIR, else
+ * /var/lib/cloister for root, else $XDG_STATE_HOME/cloister or
+ * ~/.local/state/cloister. */
+int ws_state_root(char *out, size_t len, cl_error *err);
+/* Opens DIR, makes a fresh run dir with upper/ and work/ (or, where
+ * overlayfs does not mount or $CLOISTER_WORKSPACE_MODE is "copy", a copy
+ * of DIR in upper/, bound read-write), and appends the overlay mount of DIR to p. On error
+ * nothing is left behind. */
+int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err);
+/* The same for a sticky workspace: <state>/workspaces/sticky-NAME keeps
+ * its upper dir across runs (the next run sees earlier changes, seq goes
+ * on); one run at a time (flock), one rootDir per name. idle_secs >= 0
+ * lets `cloister gc` remove it after that long unused. */
+int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, int64_t idle_secs,
+                      cl_error *err);
+/* After a captured run of a sticky workspace: its seq is used up. */
+int ws_sticky_commit_seq(struct ws_run *w, cl_error *err);
+/* Removes the run dir (not a sticky one) and closes everything; safe to
+ * call twice. */
+void ws_run_cleanup(struct ws_run *w);
+/* `cloister gc`: removes run dirs no live cloister holds (a killed run's)
+ * and sticky workspaces idle longer than their idleTimeoutSecs. Prints
+ * one line per removal. */
+void ws_gc(void);
+/* Removes the tree name below parent, making its dirs writable first
+ * (the sandbox may have left read-only ones). 0 or -errno. */
+int ws_remove_tree_at(int parent, const char *name);
+
+#endif

@@ -1,0 +1,75 @@
+/* Loads libgit2 (diff hunks, blob ids) and libcrypto (SHA-256) with
+ * dlopen the first time a workspace diff is made, applied or shown. */
+#define _GNU_SOURCE
+#include "src/workspace/wsdl.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <string.h>
+
+struct ws_git_api ws_git;
+
+typedef const void *(*evp_md_fn)(void);
+typedef int (*evp_digest_fn)(const void *, size_t, unsigned char *, unsigned int *, const void *,
+                             void *);
+static evp_md_fn evp_sha256;
+static evp_digest_fn evp_digest;
+
+static int load_git(cl_error *err)
+{
+	static const char *const names[] = {
+		"git_libgit2_init", "git_diff_buffers", "git_odb_hash", "git_odb_hashfile", "git_oid_fmt",
+		"git_error_last",
+	};
+	struct ws_git_api api;
+	void **slot = (void **)&api;
+	void *h;
+
+	_Static_assert(sizeof(api) == sizeof(names) / sizeof(*names) * sizeof(void *),
+	               "one name per table entry");
+	h = dlopen("libgit2.so.1.5", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return cl_fail(err, 0, "loading libgit2.so.1.5 (install libgit2-1.5): %s", dlerror());
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		slot[i] = dlsym(h, names[i]);
+		if (!slot[i])
+			return cl_fail(err, 0, "libgit2.so.1.5 has no %s", names[i]);
+	}
+	if (api.init() < 0)
+		return cl_fail(err, 0, "initializing libgit2");
+	memcpy(&ws_git, &api, sizeof(api));
+	return 0;
+}
+
+static int load_crypto(cl_error *err)
+{
+	void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return cl_fail(err, 0, "loading libcrypto.so.3 (install libssl3): %s", dlerror());
+	evp_sha256 = (evp_md_fn)dlsym(h, "EVP_sha256");
+	evp_digest = (evp_digest_fn)dlsym(h, "EVP_Digest");
+	if (!evp_sha256 || !evp_digest)
+		return cl_fail(err, 0, "libcrypto.so.3 has no EVP_sha256/EVP_Digest");
+	return 0;
+}
+
+int ws_dl_load(cl_error *err)
+{
+	static bool loaded;
+	int rc;
+
+	if (loaded)
+		return 0;
+	if ((rc = load_git(err)) < 0 || (rc = load_crypto(err)) < 0)
+		return rc;
+	loaded = true;
+	return 0;
+}
+
+void ws_sha256(const void *buf, size_t len, unsigned char out[32])
+{
+	unsigned int n = 32;
+
+	evp_digest(buf, len, out, &n, evp_sha256(), NULL);
+}
