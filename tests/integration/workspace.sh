@@ -517,4 +517,13 @@ t_root_default_identity_gets_an_idmapped_copy() {
 }
 fi
 
+t_workspace_refused_on_other_runtimes() {
+	local d; d=$(mktemp -d "$T_TMP/wsrt.XXXXXX")
+	for rt in docker codeplane; do
+		clr run --runtime $rt --workspace "$d" -- true
+		assert_eq 125 "$RC" "--runtime $rt --workspace"
+		assert_contains "$ERR" "--workspace needs the native runtime" "$rt"
+	done
+}
+
 run_tests
