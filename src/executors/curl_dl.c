@@ -2,8 +2,8 @@
  * no other command (and no native launch) pays for it. */
 #define _GNU_SOURCE
 #include "src/executors/curl_dl.h"
+#include "src/dl.h"
 
-#include <dlfcn.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -18,20 +18,13 @@ int cl_curl_load(cl_error *err)
 	static bool loaded;
 	struct cl_curl_api api;
 	void **slot = (void **)&api;
-	void *h;
 
 	_Static_assert(sizeof(api) == sizeof(names) / sizeof(*names) * sizeof(void *),
 	               "one name per table entry");
 	if (loaded)
 		return 0;
-	h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return cl_fail(err, 0, "loading libcurl.so.4 (install libcurl4): %s", dlerror());
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		slot[i] = dlsym(h, names[i]);
-		if (!slot[i])
-			return cl_fail(err, 0, "libcurl.so.4 has no %s", names[i]);
-	}
+	if (cl_dl_table("libcurl.so.4", "libcurl4", names, sizeof(names) / sizeof(*names), slot, err) < 0)
+		return cl_error_code(err);
 	memcpy(&cl_curl, &api, sizeof(api));
 	loaded = true;
 	return 0;

@@ -218,15 +218,17 @@ int sb_remove_tree_at(int parent, const char *name)
 	DIR *d;
 	struct dirent *de;
 
-	if (unlinkat(parent, name, 0) == 0)
-		return 0;
-	if (errno == ENOENT)
+	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
 		return 0;
 	if (errno != EISDIR && errno != EPERM)
 		return -errno;
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return errno == ENOTDIR ? 0 : -errno;
+	/* Ours (or, for root, anyone's): entries of a read-only dir go too. */
+	fchmod(fd, 0700);
 	if (!(d = fdopendir(fd))) {
 		close(fd);
 		return -errno;

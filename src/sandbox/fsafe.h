@@ -26,7 +26,9 @@ typedef int (*sb_entry_fn)(int dirfd, const char *name, const char *rel, void *c
                            struct sb_error *e);
 int sb_each_entry(int dfd, const char *dir_rel, enum sb_code code, const char *what,
                   sb_entry_fn fn, void *ctx, struct sb_error *e);
-/* Removes the tree name in dirfd (no error if it does not exist). */
+/* Removes the tree name in dirfd (no error if it does not exist), never
+ * following a symlink; a directory the caller owns but cannot read or
+ * search (a sandbox made it 0500) is made 0700 first. */
 int sb_remove_tree_at(int dirfd, const char *name);
 /* Opens (creating, mode 0755) each directory of rel below dirfd with
  * O_NOFOLLOW; returns an fd of the last one, or -errno (-ELOOP: a symlink). */

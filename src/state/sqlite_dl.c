@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #define ST_SQLITE_DL_IMPL
 #include "src/state/sqlite_dl.h"
+#include "src/dl.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -21,20 +22,13 @@ int st_sqlite_load(cl_error *err)
 	static bool loaded;
 	struct st_sqlite_api api;
 	void **slot = (void **)&api;
-	void *h;
 
 	_Static_assert(sizeof(api) == sizeof(names) / sizeof(*names) * sizeof(void *),
 	               "one name per table entry");
 	if (loaded)
 		return 0;
-	h = dlopen("libsqlite3.so.0", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return cl_fail(err, 0, "loading libsqlite3.so.0 (install libsqlite3-0): %s", dlerror());
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		slot[i] = dlsym(h, names[i]);
-		if (!slot[i])
-			return cl_fail(err, 0, "libsqlite3.so.0 has no %s", names[i]);
-	}
+	if (cl_dl_table("libsqlite3.so.0", "libsqlite3-0", names, sizeof(names) / sizeof(*names), slot, err) < 0)
+		return cl_error_code(err);
 	memcpy(&st_sqlite, &api, sizeof(api));
 	loaded = true;
 	return 0;

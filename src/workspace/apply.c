@@ -332,7 +332,7 @@ static int commit(struct ctx *c)
 			if (c->jobs[k].kind == K_DELETE)
 				prune_dirs(c, &c->jobs[k]);
 	close(sfd);
-	ws_remove_tree_at(c->tfd, sname);
+	sb_remove_tree_at(c->tfd, sname);
 	free(seq);
 	return rc;
 }

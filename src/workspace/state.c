@@ -2,6 +2,7 @@
  * O_NOFOLLOW, the run dir is new (never reused), the overlay layers reach
  * the child by path (see add_mount). */
 #define _GNU_SOURCE
+#include "src/sandbox/fsafe.h"
 #include "src/workspace/state.h"
 
 #include <dirent.h>
@@ -351,39 +352,6 @@ int ws_sticky_commit_seq(struct ws_run *w, cl_error *err)
 	return write_small(w->run_fd, "seq", buf) < 0 ? cl_fail_errno(err, "recording the seq of %s", w->name) : 0;
 }
 
-int ws_remove_tree_at(int parent, const char *name)
-{
-	int fd, rc = 0;
-	DIR *d;
-	struct dirent *de;
-
-	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
-		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOTDIR ? 0 : -errno;
-	/* Ours (or, for root, anyone's): entries of a read-only dir go too. */
-	fchmod(fd, 0700);
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		int r = ws_remove_tree_at(dirfd(d), de->d_name);
-		if (r < 0 && rc == 0)
-			rc = r;
-	}
-	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && rc == 0 && errno != ENOENT)
-		rc = -errno;
-	return rc;
-}
 
 static void close_fd(int *fd)
 {
@@ -398,7 +366,7 @@ void ws_run_cleanup(struct ws_run *w)
 	close_fd(&w->work_fd);
 	/* Removed while still locked: gc never sees it half gone. */
 	if (w->parent_fd >= 0 && w->name[0] && !w->sticky)
-		ws_remove_tree_at(w->parent_fd, w->name);
+		sb_remove_tree_at(w->parent_fd, w->name);
 	close_fd(&w->run_fd);
 	w->name[0] = '\0';
 	close_fd(&w->parent_fd);
@@ -449,7 +417,7 @@ void ws_gc(void)
 				close(fd);
 			continue;
 		}
-		if (ws_remove_tree_at(dirfd(d), de->d_name) == 0)
+		if (sb_remove_tree_at(dirfd(d), de->d_name) == 0)
 			printf("removed %s workspace %s\n", run ? "abandoned" : "idle sticky",
 			       run ? de->d_name : de->d_name + 7);
 		close(fd);

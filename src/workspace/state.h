@@ -47,8 +47,5 @@ void ws_run_cleanup(struct ws_run *w);
  * and sticky workspaces idle longer than their idleTimeoutSecs. Prints
  * one line per removal. */
 void ws_gc(void);
-/* Removes the tree name below parent, making its dirs writable first
- * (the sandbox may have left read-only ones). 0 or -errno. */
-int ws_remove_tree_at(int parent, const char *name);
 
 #endif

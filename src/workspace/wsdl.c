@@ -2,6 +2,7 @@
  * dlopen the first time a workspace diff is made, applied or shown. */
 #define _GNU_SOURCE
 #include "src/workspace/wsdl.h"
+#include "src/dl.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -23,18 +24,11 @@ static int load_git(cl_error *err)
 	};
 	struct ws_git_api api;
 	void **slot = (void **)&api;
-	void *h;
 
 	_Static_assert(sizeof(api) == sizeof(names) / sizeof(*names) * sizeof(void *),
 	               "one name per table entry");
-	h = dlopen("libgit2.so.1.5", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return cl_fail(err, 0, "loading libgit2.so.1.5 (install libgit2-1.5): %s", dlerror());
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
-		slot[i] = dlsym(h, names[i]);
-		if (!slot[i])
-			return cl_fail(err, 0, "libgit2.so.1.5 has no %s", names[i]);
-	}
+	if (cl_dl_table("libgit2.so.1.5", "libgit2-1.5", names, sizeof(names) / sizeof(*names), slot, err) < 0)
+		return cl_error_code(err);
 	if (api.init() < 0)
 		return cl_fail(err, 0, "initializing libgit2");
 	memcpy(&ws_git, &api, sizeof(api));
