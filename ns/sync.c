@@ -115,7 +115,7 @@ int ns_msg_recv_fd(int fd, struct ns_msg *m, int *passfd)
 	*passfd = take_fds(&mh);
 	if (n == 0)
 		return 0;
-	if (n != (ssize_t)sizeof(*m) || m->type < NS_MSG_SETUP_ERROR || m->type > NS_MSG_MAPS) {
+	if (n != (ssize_t)sizeof(*m) || m->type < NS_MSG_SETUP_ERROR || m->type > NS_MSG_NSFD) {
 		if (*passfd >= 0)
 			close(*passfd);
 		*passfd = -1;

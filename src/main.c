@@ -17,6 +17,7 @@
 #include "src/executor.h"
 #include "src/policy_json.h"
 #include "src/sandbox/cli.h"
+#include "src/session/cli.h"
 #include "src/state/store.h"
 #include "src/status.h"
 #include "src/version.h"
@@ -33,7 +34,11 @@ static void usage(FILE *f)
 	      "  sandbox run --spec FILE|-             run a Smithers-shaped sandbox spec (docs/spec.md)\n"
 	      "  bundle validate DIR [--json]          check a result bundle\n"
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
-	      "  gc [--cgroup-parent PATH]             remove cgroups left by dead runs\n"
+	      "  create [RUN-OPTIONS] [--name N] [--idle-timeout S]  a persistent sandbox (prints its id)\n"
+	      "  exec ID [--env K=V] [-w DIR] [--timeout S] -- CMD   run CMD in it, same isolation\n"
+	      "  cp SRC DEST                           copy a file in or out (ID:/path, - for stdio)\n"
+	      "  ls [--json] | rm ID...                list or remove sessions (docs/sessions.md)\n"
+	      "  gc [--cgroup-parent PATH]             remove cgroups and sessions left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
 }
@@ -148,8 +153,19 @@ int main(int argc, char **argv)
 		return st_cli_ps_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "events") == 0)
 		return st_cli_events_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "create") == 0)
+		return ss_cli_create_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "exec") == 0)
+		return ss_cli_exec_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "cp") == 0)
+		return ss_cli_cp_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "ls") == 0)
+		return ss_cli_ls_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "rm") == 0)
+		return ss_cli_rm_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0) {
 		st_gc_reconcile_cwd();
+		ss_gc_sweep();
 		return cg_gc_main(argc - 1, argv + 1);
 	}
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
