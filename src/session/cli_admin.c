@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,6 +163,10 @@ int ss_cli_rm_main(int argc, char **argv)
 			cl_error_print(&err);
 			rc = EXIT_SETUP;
 		}
+		/* The supervisor exits right after its reply: wait for that too
+		 * (its hang-up), so nothing of the session runs once we return. */
+		while (sock >= 0 && recv(sock, &rep, sizeof(rep), 0) > 0)
+			;
 		if (sock >= 0)
 			close(sock);
 		ss_buf_free(&b);

@@ -45,9 +45,14 @@ static int own_dir(const char *path, cl_error *err)
 int ss_rundir(char *path, size_t size, cl_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	const char *own = getenv("CLOISTER_RUNTIME_DIR");
 	int n;
 
-	if (geteuid() == 0)
+	/* An explicit choice of the caller (tests, several independent sets
+	 * of sessions); checked like the defaults. */
+	if (own && own[0] == '/')
+		n = snprintf(path, size, "%s", own);
+	else if (geteuid() == 0)
 		n = snprintf(path, size, "/run/cloister");
 	else if (xdg && xdg[0] == '/' && access(xdg, W_OK | X_OK) == 0)
 		n = snprintf(path, size, "%s/cloister", xdg);

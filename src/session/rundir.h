@@ -1,6 +1,6 @@
 /* Where sessions live on the host: a 0700 runtime directory of the user
- * ($XDG_RUNTIME_DIR/cloister, /run/cloister for root, else
- * /tmp/cloister-UID), one 0700 directory per session holding its control
+ * ($CLOISTER_RUNTIME_DIR if set, else $XDG_RUNTIME_DIR/cloister,
+ * /run/cloister for root, /tmp/cloister-UID), one 0700 directory per session holding its control
  * socket and its info file. */
 #ifndef SS_RUNDIR_H
 #define SS_RUNDIR_H

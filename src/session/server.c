@@ -295,7 +295,7 @@ static int listen_on(const char *dir, cl_error *err)
 	}
 	/* 0600 from the start: the directory is 0700 already, this is the
 	 * second fence. */
-	old = umask(077);
+	old = umask(0177);
 	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0) {
 		umask(old);
 		close(fd);
@@ -376,10 +376,9 @@ void ss_server_finish(struct ss_server *s)
 		if (s->workers[i].pid)
 			waitpid(s->workers[i].pid, NULL, 0);
 	ss_dir_remove(s->dir);
-	/* Last: `rm` returns only once everything above is gone. */
-	for (size_t i = 0; i < s->n_stoppers; i++) {
+	/* Last: `rm` returns only once everything above is gone. The
+	 * connections stay open until our exit, which rm waits for. */
+	for (size_t i = 0; i < s->n_stoppers; i++)
 		ss_reply_send(s->stoppers[i], 0, 0, "%s", "");
-		close(s->stoppers[i]);
-	}
 	free(s);
 }
