@@ -104,6 +104,9 @@ uint64_t ss_proc_start(pid_t pid)
 	/* Field 22 (starttime); the command name (field 2) may hold spaces
 	 * and parentheses, so count from the last ')'. */
 	p = strrchr(buf, ')');
+	/* A zombie has exited: it serves nothing any more. */
+	if (p && (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X'))
+		return 0;
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
 	                 "%*d %*d %*d %*d %llu", &v) != 1)
 		return 0;

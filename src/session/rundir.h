@@ -31,7 +31,7 @@ int ss_rundir(char *path, size_t size, cl_error *err);
 /* A fresh random session id. */
 int ss_new_id(char id[SS_ID_LEN + 1], cl_error *err);
 bool ss_valid_name(const char *name);
-/* Process start time from /proc/PID/stat, or 0 when it is gone. */
+/* Process start time from /proc/PID/stat, or 0 when it is gone (or a zombie). */
 uint64_t ss_proc_start(pid_t pid);
 /* Whether the process recorded with this start time is still that one. */
 bool ss_alive(pid_t pid, uint64_t start);

@@ -18,6 +18,8 @@ MAGIC = 0x436C5331
 def call(path, payload, fds=()):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.settimeout(30)
+    # room for the oversized case (the kernel doubles this, up to wmem_max)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
     s.connect(path)
     try:
         s.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, bytes(
