@@ -7,7 +7,7 @@ tests: raw requests (malformed ones included), fd passing, reply decoding.
   session_peer.py pipeino SOCK      runs `readlink /proc/self/fd/1` with a pipe
                                     as stdout; prints "same" if the command saw
                                     our pipe itself (no relay copying)
-  session_peer.py connect SOCK      one ping; prints the reply code or the error
+  session_peer.py connect SOCK      one ping: "0", "refused" or "error ERRNO"
 """
 import os, random, socket, struct, sys
 
@@ -127,11 +127,20 @@ def main():
         return fuzz(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "pipeino":
         return pipeino(sys.argv[2])
+    # connect failing: "error N"; connected but answered with an error or
+    # dropped (the server refused us): "refused"; else the reply code
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-        r = call(sys.argv[2], tokens(b"ping"))
-        print(r[1] if r[0] == "reply" else r[0])
+        s.connect(sys.argv[2])
     except OSError as e:
         print("error", e.errno)
+        return 0
+    s.close()
+    try:
+        r = call(sys.argv[2], tokens(b"ping"))
+    except OSError:
+        r = ("hup",)
+    print(r[1] if r[0] == "reply" and r[1] == 0 else "refused")
     return 0
 
 
