@@ -47,7 +47,8 @@ struct ss_reply {
 /* flags >> 8: the signal that killed the command, 0 if none */
 
 /* Parses buf (len bytes as received) with n_fds fds; fills r (r->fds are
- * copied, still owned by the caller). 0, or -1 with err naming the fault. */
+ * copied, still owned by the caller). 0, or negative with err naming the
+ * fault. */
 int ss_req_parse(char *buf, size_t len, const int *fds, size_t n_fds, struct ss_req *r,
                  cl_error *err);
 
