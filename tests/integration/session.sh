@@ -315,6 +315,20 @@ t_malformed_requests_fuzz() {
 	"$CL" rm "$SID"
 }
 
+# The session's --publish relay serves for the session's life: a server an
+# exec left running answers through it.
+t_publish_reaches_a_session_server() {
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	mk --publish "127.0.0.1:$port:8000"
+	"$CL" exec "$SID" -- sh -c 'setsid python3 -m http.server 8000 --bind 127.0.0.1 </dev/null >/dev/null 2>&1 &
+		until python3 -c "import socket; socket.create_connection((\"127.0.0.1\", 8000)).close()" 2>/dev/null; do sleep 0.02; done' ||
+		fail "server in the session never listened"
+	assert_contains "$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/', timeout=30).read().decode())")" \
+		"Directory listing" "through --publish"
+	"$CL" rm "$SID"
+}
+
 if is_root; then
 # Another user cannot connect (directory 0700), nor could it pass the
 # peer check if it could.
