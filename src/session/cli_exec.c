@@ -192,7 +192,7 @@ static int cp_call(const char *key, struct ss_buf *b, int fd, cl_error *err)
 	return 0;
 }
 
-static int cp_in(const char *src, const char *key, const char *path, cl_error *err)
+static int cp_in(const char *src, const char *key, const char *path, bool mkdirs, cl_error *err)
 {
 	struct ss_buf b = {0};
 	struct stat st;
@@ -209,6 +209,8 @@ static int cp_in(const char *src, const char *key, const char *path, cl_error *e
 	ss_buf_add(&b, 0, "put");
 	ss_buf_add(&b, 'P', path);
 	ss_buf_add(&b, 'M', mode);
+	if (mkdirs)
+		ss_buf_add(&b, 'D', "1");
 	if (fd != 0 && (copy = strdup(src)) != NULL) {
 		const char *base = basename(copy);
 		if (base[0] && strcmp(base, ".") && strcmp(base, "..") && strcmp(base, "/"))
@@ -272,13 +274,20 @@ int ss_cli_cp_main(int argc, char **argv)
 	const char *spath = NULL, *dpath = NULL;
 	char *skey, *dkey;
 	cl_error err = {0};
+	bool mkdirs = argc > 1 && strcmp(argv[1], "--mkdir") == 0;
+
+	if (mkdirs) {
+		argc--;
+		argv++;
+	}
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: cloister cp SRC DEST   (one side ID:/path, - for stdin/stdout)");
+		puts("usage: cloister cp [--mkdir] SRC DEST   (one side ID:/path, - for stdin/stdout;\n"
+		     "       --mkdir: create missing directories of ID:/path)");
 		return 0;
 	}
 	if (argc != 3) {
-		fputs("cloister: usage: cloister cp SRC DEST (one side ID:/path, - for stdin/stdout)\n",
+		fputs("cloister: usage: cloister cp [--mkdir] SRC DEST (one side ID:/path, - for stdin/stdout)\n",
 		      stderr);
 		return EXIT_SETUP;
 	}
@@ -292,7 +301,11 @@ int ss_cli_cp_main(int argc, char **argv)
 		fputs("cloister: cp: the path inside the session must be absolute (ID:/path)\n", stderr);
 		return EXIT_SETUP;
 	}
-	if ((dkey ? cp_in(argv[1], dkey, dpath, &err) : cp_out(skey, spath, argv[2], &err)) < 0)
+	if (mkdirs && !dkey) {
+		fputs("cloister: cp: --mkdir is for copies into a session\n", stderr);
+		return EXIT_SETUP;
+	}
+	if ((dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err)) < 0)
 		return fail_msg(&err);
 	return 0;
 }

@@ -176,6 +176,36 @@ static int open_in_root(int dirfd, const char *path, int flags, unsigned mode, u
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
+/* mkdir -p of path's parent, one component at a time: each parent is
+ * resolved in the sandbox's root, and mkdirat makes a single name in it
+ * (an existing name, link or not, is left as it is and resolved next). */
+static int make_parents(int root, const char *path)
+{
+	char buf[4096];
+	size_t len = strlen(path);
+	int fd, rc;
+
+	if (len >= sizeof(buf))
+		return -1;
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; (p = strchr(p, '/')) != NULL; p++) {
+		char *name;
+		*p = '\0';
+		name = strrchr(buf, '/');
+		*name = '\0';
+		fd = open_in_root(root, buf[0] ? buf : "/", O_PATH | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+		*name = '/';
+		if (fd < 0)
+			return -1;
+		rc = mkdirat(fd, name + 1, 0755);
+		close(fd);
+		*p = '/';
+		if (rc < 0 && errno != EEXIST)
+			return -1;
+	}
+	return 0;
+}
+
 _Noreturn static void do_put(struct job *j)
 {
 	struct ss_req *r = j->r;
@@ -184,6 +214,8 @@ _Noreturn static void do_put(struct job *j)
 	const int wflags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW;
 
 	umask(0);
+	if (r->mkdirs && make_parents(root, r->path) < 0)
+		child_fail(j, 125, errno, "creating the directories of %s", r->path);
 	dir = open_in_root(root, r->path, O_PATH | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
 	if (dir >= 0 && r->name)
 		fd = open_in_root(dir, r->name, wflags, r->mode & 0777,

@@ -150,6 +150,9 @@ t_cp_in_and_out() {
 	clr cp "$SID:/tmp/bin" "$T_TMP/d"; assert_eq 0 "$RC" "cp out into a directory ($ERR)"
 	cmp "$T_TMP/bin" "$T_TMP/d/bin" || fail "content out (directory) differs"
 	echo piped | "$CL" cp - "$SID:/tmp/p"; assert_eq 0 "$?" "cp from stdin"
+	clr cp "$T_TMP/bin" "$SID:/tmp/a/b/c"; assert_eq 125 "$RC" "missing directories without --mkdir"
+	clr cp --mkdir "$T_TMP/bin" "$SID:/tmp/a/b/c"; assert_eq 0 "$RC" "cp --mkdir ($ERR)"
+	assert_eq 755 "$("$CL" exec "$SID" -- stat -c %a /tmp/a/b)" "directory made by --mkdir"
 	assert_eq piped "$("$CL" cp "$SID:/tmp/p" -)" "cp to stdout"
 	clr cp "$SID:/tmp/missing" "$T_TMP/m"; assert_eq 125 "$RC" "missing source"
 	[ ! -e "$T_TMP/m" ] || fail "a failed copy left a file"
@@ -182,6 +185,9 @@ t_cp_never_follows_links_out() {
 	clr cp "$T_TMP/host/secret" "$SID:/tmp/dangling"; assert_eq 125 "$RC" "write through a final link"
 	assert_contains "$ERR" "symbolic link"
 	clr cp "$T_TMP/host/secret" "$SID:/tmp/dirlink/new"; assert_eq 125 "$RC" "write below a dir link"
+	# the link's target does not exist in the sandbox's root: nothing to make it in
+	clr cp --mkdir "$T_TMP/host/secret" "$SID:/tmp/dirlink/sub/new"; assert_eq 125 "$RC" "--mkdir through a dir link"
+	[ ! -e "$T_TMP/host/sub" ] || fail "cp --mkdir made a host directory through a link"
 	[ ! -e "$T_TMP/host/new" ] || fail "a copy into the sandbox wrote a host file"
 	# host side: the planted /w/out (our $T_TMP/w/out) is replaced
 	clr cp "$SID:/tmp/data" "$T_TMP/w/out"; assert_eq 0 "$RC" "cp out over a planted link ($ERR)"

@@ -44,6 +44,9 @@ static const struct { const char *name; const char *buf; size_t len; size_t fds;
 	{"name ..", R("put\0P/x\0N..\0"), 1, -1},
 	{"name empty", R("put\0P/x\0N\0"), 1, -1},
 	{"name on get", R("get\0P/x\0Nn\0"), 1, -1},
+	{"mkdir on put", R("put\0P/x\0D1\0"), 1, 0},
+	{"mkdir with another value", R("put\0P/x\0D2\0"), 1, -1},
+	{"mkdir on get", R("get\0P/x\0D1\0"), 1, -1},
 };
 
 static void parse_rows(void)

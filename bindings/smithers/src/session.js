@@ -29,9 +29,7 @@ export async function createCloisterSession(request, options = {}) {
   return {
     remoteId: id,
     async writeFile(path, content) {
-      const dir = path.replace(/\/[^/]*$/, "") || "/";
-      mustSucceed("exec mkdir", await call(["exec", id, "--", "mkdir", "-p", dir]));
-      mustSucceed("cp", await call(["cp", "-", `${id}:${path}`], { input: content }));
+      mustSucceed("cp", await call(["cp", "--mkdir", "-", `${id}:${path}`], { input: content }));
     },
     async readFile(path) {
       return mustSucceed("cp", await call(["cp", `${id}:${path}`, "-"])).stdout;
