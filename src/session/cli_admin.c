@@ -29,10 +29,14 @@ static int each_session(each_fn fn, void *ctx)
 	struct ss_info in;
 	DIR *d;
 
-	if (ss_rundir(root, sizeof(root), &err) < 0) {
+	int rc = ss_rundir(root, sizeof(root), false, &err);
+
+	if (rc < 0) {
 		cl_error_print(&err);
 		return -1;
 	}
+	if (rc > 0)
+		return 0;   /* no directory: no sessions */
 	d = opendir(root);
 	if (!d)
 		return 0;

@@ -173,7 +173,7 @@ static int start(struct cl_policy *p, const struct create_opts *o)
 	int pipefd[2];
 	pid_t pid;
 
-	if (ss_rundir(root, sizeof(root), &err) < 0 || ss_new_id(info.id, &err) < 0) {
+	if (ss_rundir(root, sizeof(root), true, &err) < 0 || ss_new_id(info.id, &err) < 0) {
 		cl_error_print(&err);
 		return EXIT_SETUP;
 	}

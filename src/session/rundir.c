@@ -22,12 +22,14 @@
  * symlink at the last component; created 0700 when missing. The parents
  * are the system's (/run, /tmp with its sticky bit, the user's runtime
  * dir), where another user may own a name but cannot replace ours. */
-static int own_dir(const char *path, cl_error *err)
+static int own_dir(const char *path, bool create, cl_error *err)
 {
 	struct stat st;
 	cl_autoclose int fd = -1;
 
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (!create && lstat(path, &st) < 0 && errno == ENOENT)
+		return 1;
+	if (create && mkdir(path, 0700) < 0 && errno != EEXIST)
 		return cl_fail_errno(err, "creating the session directory %s", path);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -42,7 +44,7 @@ static int own_dir(const char *path, cl_error *err)
 	return 0;
 }
 
-int ss_rundir(char *path, size_t size, cl_error *err)
+int ss_rundir(char *path, size_t size, bool create, cl_error *err)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
 	const char *own = getenv("CLOISTER_RUNTIME_DIR");
@@ -62,7 +64,7 @@ int ss_rundir(char *path, size_t size, cl_error *err)
 	if (n < 0 || (size_t)n >= size || n > 80)
 		return cl_fail(err, 0, "session directory path too long (%s): set XDG_RUNTIME_DIR to "
 		               "a shorter path", path);
-	return own_dir(path, err);
+	return own_dir(path, create, err);
 }
 
 int ss_new_id(char id[SS_ID_LEN + 1], cl_error *err)
@@ -208,8 +210,12 @@ int ss_find(const char *key, char *dir, size_t size, struct ss_info *in, cl_erro
 	struct dirent *e;
 	int found = -1;
 
-	if (ss_rundir(root, sizeof(root), err) < 0)
+	int rc = ss_rundir(root, sizeof(root), false, err);
+
+	if (rc < 0)
 		return -1;
+	if (rc > 0)
+		return cl_fail(err, 0, "no session '%s' (see cloister ls)", key);
 	if (is_id(key)) {
 		snprintf(dir, size, "%s/%s", root, key);
 		if (ss_info_read(dir, in) == 0 && strcmp(in->id, key) == 0)

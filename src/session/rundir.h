@@ -25,9 +25,10 @@ struct ss_info {
 	uint64_t idle_s;           /* 0 = no idle timeout */
 };
 
-/* The runtime directory, created if missing and checked (a directory, not
- * a link, ours, no access for others). Fills path; 0 or -1 with err. */
-int ss_rundir(char *path, size_t size, cl_error *err);
+/* The runtime directory, checked (a directory, not a link, ours, no access
+ * for others) and created if missing when create is set. Fills path; 0,
+ * 1 when it does not exist (and create is not set), or -1 with err. */
+int ss_rundir(char *path, size_t size, bool create, cl_error *err);
 /* A fresh random session id. */
 int ss_new_id(char id[SS_ID_LEN + 1], cl_error *err);
 bool ss_valid_name(const char *name);
