@@ -161,6 +161,22 @@ static void on_accept(struct ss_server *s)
 	}
 }
 
+static void close_server_fds(struct ss_server *s)
+{
+	if (s->listen_ev.fd >= 0)
+		close(s->listen_ev.fd);
+	if (s->idle_ev.fd >= 0)
+		close(s->idle_ev.fd);
+	for (size_t i = 0; i < MAX_CONNS; i++)
+		if (s->conns[i].used)
+			close(s->conns[i].ev.fd);
+	for (size_t i = 0; i < MAX_WORKERS; i++)
+		if (s->workers[i].pid)
+			close(s->workers[i].ev.fd);
+	for (size_t i = 0; i < s->n_stoppers; i++)
+		close(s->stoppers[i]);
+}
+
 static void spawn(struct ss_server *s, int fd)
 {
 	size_t i;
@@ -175,7 +191,10 @@ static void spawn(struct ss_server *s, int fd)
 	}
 	pid = fork();
 	if (pid == 0) {
-		/* ===== worker: a copy of the supervisor, one request ===== */
+		/* ===== worker: a copy of the supervisor, one request =====
+		 * The supervisor's own ends go first: a worker outliving it must
+		 * not keep the socket bound (clients would queue on it forever). */
+		close_server_fds(s);
 		ss_worker_main(s->live, &s->req, fd);
 	}
 	if (pid < 0) {

@@ -86,7 +86,10 @@ static int take_identity(const struct cl_policy *p)
 
 /* fds the child keeps: the request's at 0..n-1 (copies: the data fd at 0
  * for put, 1 for get, with /dev/null-like stdio from the supervisor on the
- * others), the error pipe at 3, nothing else. */
+ * others), the error pipe at 3, nothing else. Order: the supervisor's 0..2
+ * are always open, so a received fd is 3 or above; stdio is placed first
+ * and the pipe (moved above 10 beforehand) last, so neither overwrites a
+ * received fd it still needs. */
 static void arrange_fds(struct job *j)
 {
 	struct ss_req *r = j->r;
