@@ -29,6 +29,13 @@ daemon() {  # SESSION MARK
 }
 # Gone: no such process, or only its zombie (exited, not yet reaped by
 # whoever inherited it).
+cg_empty() {
+	local f
+	for f in "/sys/fs/cgroup/memory$1/cgroup.procs" "/sys/fs/cgroup$1/cgroup.procs"; do
+		[ -f "$f" ] && [ -n "$(cat "$f")" ] && return 1
+	done
+	return 0
+}
 gone_pid() { [ ! -e "/proc/$1" ] || [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 not_listed() { ! "$CL" ls --json | grep -q "$1"; }
 
@@ -245,6 +252,13 @@ t_gc_after_supervisor_sigkill() {
 	kill -9 "$sup"
 	wait_until gone_pid "$init" || fail "init outlived its supervisor"
 	assert_gone "$m"
+	# The zombies of init (in the cgroup) and of the supervisor (the
+	# cgroup's owner pid) last until whoever inherited them reaps them; gc
+	# rightly leaves a cgroup that is not empty or whose owner pid exists.
+	if is_root; then
+		wait_until cg_empty "$cg" || fail "cgroup $cg never emptied"
+		wait_until test ! -e "/proc/$sup" || fail "supervisor $sup never reaped"
+	fi
 	assert_eq dead "$(field "$SID" state)" "ls after the supervisor died"
 	clr exec "$SID" -- true; assert_eq 125 "$RC" "exec into a dead session"
 	assert_contains "$ERR" "is gone"
