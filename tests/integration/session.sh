@@ -29,6 +29,10 @@ daemon() {  # SESSION MARK
 }
 # Gone: no such process, or only its zombie (exited, not yet reaped by
 # whoever inherited it).
+# Conditions for wait_until (re-evaluated on every poll).
+has_proc() { [ -n "$(procs_with "$1")" ]; }
+fd_count_is() { [ "$(ls "/proc/$1/fd" | wc -l)" = "$2" ]; }
+lines_are() { [ "$(wc -l <"$1")" = "$2" ]; }
 cg_empty() {
 	local f
 	for f in "/sys/fs/cgroup/memory$1/cgroup.procs" "/sys/fs/cgroup$1/cgroup.procs"; do
@@ -138,7 +142,7 @@ t_killed_client_kills_command() {
 	local m c; m=$(marker kc)
 	mk
 	"$CL" exec "$SID" -- sh -c "sleep 1000; : $m" & c=$!
-	wait_until test -n "$(procs_with "$m")" || fail "the command never started"
+	wait_until has_proc "$m" || fail "the command never started"
 	kill -9 "$c"; wait "$c" 2>/dev/null
 	assert_gone "$m"
 	"$CL" rm "$SID"
@@ -216,8 +220,8 @@ t_ls_and_rm_leave_nothing() {
 	# a command running through rm, a daemon escaping its process group
 	"$CL" exec "$m" -- sh -c "sleep 1000; : $m" >/dev/null 2>&1 & c=$!
 	daemon "$m" "$m-d"
-	wait_until test -n "$(procs_with "$m-d")" || fail "daemon never started"
-	wait_until test -n "$(procs_with "$m")" || fail "command never started"
+	wait_until has_proc "$m-d" || fail "daemon never started"
+	wait_until has_proc "$m" || fail "command never started"
 	clr rm "$m"; assert_eq 0 "$RC" "rm by name ($ERR)"
 	# rm returned: everything is gone already (no waiting)
 	assert_no_process "$m"
@@ -330,7 +334,7 @@ t_malformed_requests_fuzz() {
 	before=$(ls "/proc/$sup/fd" | wc -l)
 	assert_eq ok "$(python3 "$PEER" fuzz "$RUNDIR/$SID/sock" 800)" "malformed requests"
 	clr exec "$SID" -- echo alive; assert_eq "0 alive" "$RC $OUT" "session after the fuzz"
-	wait_until test "$(ls "/proc/$sup/fd" | wc -l)" = "$before" ||
+	wait_until fd_count_is "$sup" "$before" ||
 		fail "supervisor fds: $before before, $(ls "/proc/$sup/fd" | wc -l) after"
 	"$CL" rm "$SID"
 }
@@ -350,6 +354,31 @@ t_publish_reaches_a_session_server() {
 }
 
 if is_root; then
+
+# Every exec runs in the session's cgroup: the host sees the command there,
+# and one limit counts the processes of all execs together.
+t_execs_share_the_session_cgroup() {
+	local m init pid cg procs; m=$(marker cg)
+	mk --pids 10
+	init=$(field "$SID" init_pid)
+	cg=$(sed -n 's/^[0-9]*:pids://p; s/^0:://p' "/proc/$init/cgroup" | head -1)
+	procs=/sys/fs/cgroup/pids$cg/cgroup.procs
+	[ -f "$procs" ] || procs=/sys/fs/cgroup$cg/cgroup.procs
+	[ -f "$procs" ] || fail "no pids cgroup for the session ($cg)"
+	# exec A holds 8 of the 10 (its shell, 7 sleeps; with init, 9)
+	"$CL" exec "$SID" -- sh -c "for i in 1 2 3 4 5 6; do sleep 1000 & done; sleep 1000; : $m" >/dev/null 2>&1 &
+	wait_until lines_are "$procs" 9 || fail "exec A: $(wc -l <"$procs") processes in the session cgroup, expected 9; inside: $("$CL" exec "$SID" -- ps -eo pid,args | tr "\n" ";")"
+	# the command itself, not the `cloister exec` client carrying the marker too
+	for pid in $(procs_with "$m"); do
+		[ "$(cut -d '' -f1 <"/proc/$pid/cmdline" | tr -d '\0')" = sh ] && break
+	done
+	grep -qx "$pid" "$procs" || fail "the command ($pid) is not in $procs"
+	# exec B: its shell fits, its first fork does not
+	clr exec "$SID" -- sh -c 'sleep 1 & sleep 1 & wait'
+	assert_contains "$ERR" "fork" "a fork past --pids 10 across two execs"
+	"$CL" rm "$SID"
+	assert_gone "$m"
+}
 # Another user cannot connect (directory 0700), nor could it pass the
 # peer check if it could.
 t_other_user_is_refused() {
