@@ -11,10 +11,19 @@ PEER=$TOP/tests/helpers/session_peer.py
 
 py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
 
+# Removes every session of this test's runtime dir: a test that fails
+# half-way must not leave its sessions running (its T_TMP goes next).
+rm_all() {
+	local id
+	for id in $("$CL" ls --json 2>/dev/null | python3 -c 'import json,sys; [print(s["id"]) for s in json.load(sys.stdin)]' 2>/dev/null); do
+		"$CL" rm "$id" >/dev/null 2>&1
+	done
+}
 # Creates a session (extra args passed to create); sets SID and RUNDIR.
 mk() {
 	export CLOISTER_RUNTIME_DIR=$T_TMP/run
 	RUNDIR=$CLOISTER_RUNTIME_DIR
+	trap rm_all EXIT
 	clr create "$@"
 	assert_eq 0 "$RC" "create $* ($ERR)"
 	SID=$OUT
@@ -351,6 +360,22 @@ t_publish_reaches_a_session_server() {
 	assert_contains "$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/', timeout=30).read().decode())")" \
 		"Directory listing" "through --publish"
 	"$CL" rm "$SID"
+}
+
+# A session nobody can reach any more (its directory or socket removed)
+# ends instead of running on.
+t_removed_socket_ends_the_session() {
+	local sup init
+	mk
+	sup=$(field "$SID" supervisor_pid); init=$(field "$SID" init_pid)
+	rm -f "$RUNDIR/$SID/sock"
+	wait_until gone_pid "$sup" || fail "supervisor ran on without its socket"
+	gone_pid "$init" || fail "init ran on"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left"
+	mk
+	sup=$(field "$SID" supervisor_pid)
+	rm -rf "$RUNDIR"
+	wait_until gone_pid "$sup" || fail "supervisor ran on without its directory"
 }
 
 if is_root; then

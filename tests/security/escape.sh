@@ -78,8 +78,15 @@ t_fds_not_leaked() {
 }
 
 # ---- sessions (docs/sessions.md): a hostile exec, and what it can reach ----
-sess_mk() {  # -> SID in a runtime dir of this test only
+sess_rm_all() {
+	local id
+	for id in $("$CL" ls --json 2>/dev/null | python3 -c 'import json,sys; [print(s["id"]) for s in json.load(sys.stdin)]' 2>/dev/null); do
+		"$CL" rm "$id" >/dev/null 2>&1
+	done
+}
+sess_mk() {  # -> SID in a runtime dir of this test only (removed at its end)
 	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	trap sess_rm_all EXIT
 	SID=$("$CL" create "$@") || fail "create $*"
 }
 sess_sup() { "$CL" ls --json | python3 -c "import json,sys; print([s for s in json.load(sys.stdin) if s['id']=='$1'][0]['supervisor_pid'])"; }
