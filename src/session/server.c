@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -50,6 +51,7 @@ struct ss_server {
 	int notify_fd;
 	struct ns_ev listen_ev;
 	struct ns_ev idle_ev;
+	struct ns_ev dir_ev;          /* inotify on the session directory */
 	struct conn conns[MAX_CONNS];
 	struct worker workers[MAX_WORKERS];
 	size_t n_workers;
@@ -167,6 +169,8 @@ static void close_server_fds(struct ss_server *s)
 		close(s->listen_ev.fd);
 	if (s->idle_ev.fd >= 0)
 		close(s->idle_ev.fd);
+	if (s->dir_ev.fd >= 0)
+		close(s->dir_ev.fd);
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].used)
 			close(s->conns[i].ev.fd);
@@ -286,12 +290,33 @@ static void on_idle(struct ss_server *s)
 		arm_idle(s);
 }
 
+/* The session's directory or socket was removed (say, an `rm -rf` of the
+ * runtime dir): nobody can reach the session any more, so it ends instead
+ * of running on unreachable. */
+static void on_dir_change(struct ss_server *s)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	while ((n = read(s->dir_ev.fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+			if ((e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) ||
+			    (e->len && strcmp(e->name, "sock") == 0))
+				stop(s);
+			p += sizeof(*e) + e->len;
+		}
+	}
+}
+
 static void event(void *ctx, struct ns_ev *ev, uint32_t events)
 {
 	struct ss_server *s = ctx;
 
 	if (ev == &s->listen_ev)
 		on_accept(s);
+	else if (ev == &s->dir_ev)
+		on_dir_change(s);
 	else if (ev == &s->idle_ev)
 		on_idle(s);
 	else if (ev >= &s->conns[0].ev && ev <= &s->conns[MAX_CONNS - 1].ev)
@@ -351,6 +376,14 @@ static int ready(void *ctx, const struct ns_live *l, cl_error *err)
 			return cl_fail_errno(err, "arming the idle timeout");
 		arm_idle(s);
 	}
+	/* After the socket exists: its removal is one of the events. */
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (fd < 0 || inotify_add_watch(fd, s->dir, IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |
+	                                IN_MOVE_SELF) < 0 || watch(s, &s->dir_ev, fd) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return cl_fail_errno(err, "watching the session directory %s", s->dir);
+	}
 	/* The info file last: `ls` lists a session only once it can serve. */
 	if (ss_info_write(s->dir, &s->info, err) < 0)
 		return -1;
@@ -374,6 +407,7 @@ struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int
 	s->notify_fd = notify_fd;
 	s->listen_ev.fd = -1;
 	s->idle_ev.fd = -1;
+	s->dir_ev.fd = -1;
 	s->ops.ctx = s;
 	s->ops.ready = ready;
 	s->ops.event = event;
