@@ -51,7 +51,7 @@ endif
 ifeq ($(NATIVE),0)
 LIB_SRC := $(filter-out src/main.c src/cli_bwrap%.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c))
 else
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c src/session/*.c ns/*.c seccomp/*.c cgroups/*.c))
 endif
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no

@@ -172,6 +172,10 @@ group P3 user batch:$((PAR_P * PAR_N)) \
 	"p3.bwrap|bwrap --unshare-all, $PAR_P x $PAR_N|$BIN/par $PAR_P $PAR_N bwrap $BWRAP_DEF /bin/true"
 compare "P3 cloister / bwrap launches per second" p3.cloister.user p3.bwrap.user rate "≥ 2×"
 
+echo "S1: exec into a running session"
+. "$TOP/bench/session.sh"
+session_rows
+
 echo "P4: resident overhead while the command sleeps"
 if [ -n "$(who_missing root)" ]; then
 	for r in cloister bwrap floor; do na_row P4 p4.$r root "$r" "needs root (cloister's init is non-dumpable, so P4 runs as root)"; done

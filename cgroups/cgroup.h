@@ -32,5 +32,7 @@ int cg_collect(struct cg_handle *h, struct cg_stats *st);
 void cg_destroy(struct cg_handle *h);
 /* `cloister gc [--cgroup-parent PATH]`: removes cgroups of dead runs. */
 int cg_gc_main(int argc, char **argv);
+/* The same sweep (default places only), printing nothing. */
+void cg_gc_quiet(void);
 
 #endif

@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 static int removed;
+static bool quiet;
 
 static void report(const char *path)
 {
-	printf("removed %s\n", path);
+	if (!quiet)
+		printf("removed %s\n", path);
 	removed++;
 }
 
@@ -46,19 +48,12 @@ static void sweep_delegated(void)
 	sweep_path(path, false);
 }
 
-int cg_gc_main(int argc, char **argv)
+static void sweep_all(const char *parent)
 {
 	static const char *const v1[] = {"memory", "cpu", "cpuacct", "pids"};
-	const char *parent = NULL;
 	enum cg_mode mode = cg_detect_mode();
 	char path[PATH_MAX];
 
-	if (argc == 3 && strcmp(argv[1], "--cgroup-parent") == 0 && argv[2][0] == '/')
-		parent = argv[2];
-	else if (argc != 1) {
-		fputs("cloister: usage: cloister gc [--cgroup-parent /PATH]\n", stderr);
-		return 125;
-	}
 	if (mode == CG_MODE_V2) {
 		sweep_path(CG_ROOT "/" CG_BASE, false);
 		if (geteuid() != 0)
@@ -77,6 +72,26 @@ int cg_gc_main(int argc, char **argv)
 			}
 		}
 	}
+}
+
+void cg_gc_quiet(void)
+{
+	quiet = true;
+	sweep_all(NULL);
+	quiet = false;
+}
+
+int cg_gc_main(int argc, char **argv)
+{
+	const char *parent = NULL;
+
+	if (argc == 3 && strcmp(argv[1], "--cgroup-parent") == 0 && argv[2][0] == '/')
+		parent = argv[2];
+	else if (argc != 1) {
+		fputs("cloister: usage: cloister gc [--cgroup-parent /PATH]\n", stderr);
+		return 125;
+	}
+	sweep_all(parent);
 	printf("cloister gc: removed %d stale cgroup%s\n", removed, removed == 1 ? "" : "s");
 	return 0;
 }

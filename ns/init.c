@@ -5,6 +5,8 @@
 #include "ns/init.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 #include "ns/caps.h"
 #include "ns/hooks.h"
+#include "ns/session.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "src/parse.h"
@@ -239,6 +242,64 @@ static void init_clear_caps(struct ns_child *c, pid_t cmd)
 	}
 }
 
+/* The namespaces the sandbox has of its own go to the supervisor, which
+ * lets each exec join them. Opening our own /proc/self/ns needs nothing;
+ * one that cannot be sent is a setup failure. */
+static void send_namespaces(struct ns_child *c)
+{
+	char path[64];
+
+	for (int i = 0; i < NS_SESS_N; i++) {
+		int fd;
+		if (!(c->p->ns_flags & ns_sess_kinds[i].flag))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", ns_sess_kinds[i].name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			init_fail(c, "opening the session's namespaces");
+		if (ns_msg_send_fd(c->sync_fd, NS_MSG_NSFD, (uint32_t)i, 0, 0, fd) < 0)
+			init_fail(c, "handing over the session's namespaces");
+		close(fd);
+	}
+}
+
+/* A session's init runs no command: it reaps what the session's execs
+ * leave behind (orphans come to pid 1), serves --publish socket requests,
+ * and ends the sandbox on SIGTERM/SIGINT/SIGHUP (its exit kills the pid
+ * namespace). It holds no capability: nothing is ever started from it. */
+_Noreturn static void session_loop(struct ns_child *c, int sfd)
+{
+	struct signalfd_siginfo si;
+	cl_error err = {0};
+
+	ns_hooks_close_fds_except(c->sync_fd, c->lock_fd, sfd);
+	send_namespaces(c);
+	if (ns_caps_clear(&err) < 0) {
+		errno = err.errnum;
+		init_fail(c, err.msg);
+	}
+	/* After the drop: the supervisor lets execs in only once init holds
+	 * nothing an exec could take from it. */
+	ns_msg_send(c->sync_fd, NS_MSG_READY, 0, 0, "ready", "");
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{.fd = sfd, .events = POLLIN},
+			{.fd = c->serve_sockets ? c->sync_fd : -1, .events = POLLIN},
+		};
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[1].revents & POLLIN)
+			serve_socket_request(c->sync_fd);
+		if (!(pfd[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD)
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP)
+			_exit(0);
+	}
+}
+
 _Noreturn void ns_init_run(struct ns_child *c)
 {
 	sigset_t set;
@@ -277,6 +338,8 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * attach to a capable init), before vfork (the command inherits the
 	 * limited sets; the bounding set needs our CAP_SETPCAP). */
 	init_limit_caps(c);
+	if (c->p->session)
+		session_loop(c, sfd);
 	/* vfork: the command only runs its last steps and execs, so copying
 	 * init's page tables is wasted work. init is suspended meanwhile; the
 	 * command never returns from cmd_exec (it execs or _exits), and it

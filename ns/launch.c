@@ -3,6 +3,7 @@
  * then supervise: forward signals, enforce the timeout, reap, report. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sys/epoll.h>
@@ -29,6 +30,7 @@
 #include "ns/idmap.h"
 #include "ns/pty.h"
 #include "ns/relay.h"
+#include "ns/session.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "seccomp/seccomp.h"
@@ -49,6 +51,7 @@ struct supervision {
 	struct ns_relay *relay;
 	struct ns_output *output;   /* --output-limit relay, or NULL */
 	struct ns_pty *pty;     /* NULL unless the command gets its own terminal */
+	const struct ns_session_ops *session;  /* session mode, or NULL */
 	int epfd;
 	bool attach_after_clone;  /* cgroup v1: the child is attached after clone */
 	bool got_exit, timed_out, setup_failed, exec_failed;
@@ -220,6 +223,10 @@ static void supervise(struct supervision *s)
 				break;
 			case NS_EV_OUTPUT: ns_output_event(s->output, ev); break;
 			case NS_EV_PTY: ns_pty_event(s->pty, ev, evs[i].events); break;
+			case NS_EV_SESSION:
+				if (s->session)
+					s->session->event(s->session->ctx, ev, evs[i].events);
+				break;
 			default:
 				break;   /* kind 0 or unknown: never a reason to stop */
 			}
@@ -531,11 +538,79 @@ static int die_with_parent(const struct cl_policy *p, cl_error *err)
 	return rc < 0 ? rc : 0;
 }
 
-static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
+/* Session mode: blocks until init reports it is up (messages sent during
+ * setup, such as --forward-out listeners, are handled on the way). */
+const struct ns_sess_kind ns_sess_kinds[NS_SESS_N] = {
+	[NS_SESS_USER] = {"user", CLONE_NEWUSER}, [NS_SESS_MNT] = {"mnt", CLONE_NEWNS},
+	[NS_SESS_PID] = {"pid", CLONE_NEWPID}, [NS_SESS_NET] = {"net", CLONE_NEWNET},
+	[NS_SESS_IPC] = {"ipc", CLONE_NEWIPC}, [NS_SESS_UTS] = {"uts", CLONE_NEWUTS},
+	[NS_SESS_CGROUP] = {"cgroup", CLONE_NEWCGROUP},
+};
+
+static int wait_ready(struct supervision *s, int *ns_fds, cl_error *err)
+{
+	struct pollfd pfd = {.fd = s->sync_fd, .events = POLLIN};
+	struct ns_msg m;
+	int fd, rc;
+
+	for (;;) {
+		if (poll(&pfd, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return cl_fail_errno(err, "waiting for the session's init");
+		}
+		rc = ns_msg_recv_fd(s->sync_fd, &m, &fd);
+		if (rc == -EAGAIN || rc == -EPROTO)
+			continue;
+		if (rc <= 0)
+			return cl_fail(err, rc < 0 ? -rc : EPIPE, "the session's init ended during setup");
+		if (m.type == NS_MSG_READY) {
+			if (fd >= 0)
+				close(fd);
+			return 0;
+		}
+		if (m.type == NS_MSG_NSFD && m.id < NS_SESS_N && ns_fds[m.id] < 0) {
+			ns_fds[m.id] = fd;
+			continue;
+		}
+		handle_msg(s, &m, fd);
+		if (s->setup_failed || s->exec_failed) {
+			*err = s->child_err;
+			return cl_error_code(err);
+		}
+	}
+}
+
+static int start_session(const struct cl_policy *p, struct supervision *s,
+                         const struct ns_child *c, const struct sc_program *prog,
+                         cl_error *err)
+{
+	struct ns_live l = {.p = p, .init_pid = s->pid, .init_pidfd = s->pidfd, .epfd = s->epfd,
+	                    .cg = s->cg, .prog = prog, .caps = &c->caps, .orig_mask = c->orig_mask};
+	int rc;
+
+	for (int i = 0; i < NS_SESS_N; i++)
+		l.ns_fds[i] = -1;
+	rc = wait_ready(s, l.ns_fds, err);
+	for (int i = 0; rc == 0 && i < NS_SESS_N; i++)
+		if ((p->ns_flags & ns_sess_kinds[i].flag) && l.ns_fds[i] < 0)
+			rc = cl_fail(err, EPROTO, "the session's init did not hand over its %s namespace",
+			             ns_sess_kinds[i].name);
+	if (rc == 0)
+		rc = s->session->ready(s->session->ctx, &l, err);
+	/* The server keeps its own copy of what it needs. */
+	for (int i = 0; i < NS_SESS_N; i++)
+		if (l.ns_fds[i] >= 0)
+			close(l.ns_fds[i]);
+	return rc;
+}
+
+static int launch_run(const struct cl_policy *p, const struct ns_session_ops *ops,
+                      struct cl_status *st, cl_error *err)
 {
 	struct sc_program prog = {0};
 	struct supervision s = {.pid = -1, .pidfd = -1, .sync_fd = -1, .sig_fd = -1,
-	                        .timer_fd = -1, .epfd = -1};
+	                        .timer_fd = -1, .epfd = -1, .session = ops};
 	struct ns_child c = {.p = p, .prog = &prog, .outer_uid = getuid(), .outer_gid = getgid(),
 	                     .envp = p->env, .exec_path = p->argv[0], .host_proc = -1,
 	                     .lock_fd = -1, .ctty_fd = -1, .pre_root = -1};
@@ -559,6 +634,9 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 		rc = ns_hooks_started(p, s.pid, err);
 	if (rc == 0)
 		release_child(&s, &c);
+	/* After the "go": init only reports ready once it runs. */
+	if (rc == 0 && ops)
+		rc = start_session(p, &s, &c, &prog, err);
 	if (s.pid > 0) {
 		if (rc < 0)
 			kill(s.pid, SIGKILL);
@@ -590,6 +668,17 @@ static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error 
 	release(&s, &c, &prog);
 	ns_trace(c.trace, "parent", "release");
 	return rc;
+}
+
+static int native_run(const struct cl_policy *p, struct cl_status *st, cl_error *err)
+{
+	return launch_run(p, NULL, st, err);
+}
+
+int ns_launch_session(const struct cl_policy *p, const struct ns_session_ops *ops,
+                      struct cl_status *st, cl_error *err)
+{
+	return launch_run(p, ops, st, err);
 }
 
 static int native_available(const struct cl_policy *p, cl_error *err)

@@ -18,6 +18,7 @@ enum ns_ev_kind {
 	NS_EV_CONN, NS_EV_UDP_PEER,                                /* relay flows */
 	NS_EV_OUTPUT,                                              /* ns/output.c */
 	NS_EV_PTY,                                                 /* ns/pty.c */
+	NS_EV_SESSION,                                             /* src/session/ */
 };
 
 struct ns_ev {

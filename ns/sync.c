@@ -138,7 +138,7 @@ int ns_msg_recv_from(int fd, struct ns_msg *m, int *passfd, pid_t *from)
 		*from = sender;
 	if (n == 0)
 		return 0;
-	if (n != (ssize_t)sizeof(*m) || m->type < NS_MSG_SETUP_ERROR || m->type > NS_MSG_MAPS) {
+	if (n != (ssize_t)sizeof(*m) || m->type < NS_MSG_SETUP_ERROR || m->type > NS_MSG_NSFD) {
 		if (*passfd >= 0)
 			close(*passfd);
 		*passfd = -1;

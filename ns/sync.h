@@ -24,6 +24,8 @@ enum ns_msg_type {
 	NS_MSG_PTY,              /* child -> parent: the command's pty master
 	                          * (fd attached), ns/pty.c */
 	NS_MSG_MAPS,             /* parent -> child: id maps written (ns/idmap.c) */
+	NS_MSG_NSFD,             /* session init -> parent: one of its namespaces
+	                          * (fd attached), id = NS_SESS_* index */
 };
 
 struct ns_msg {

@@ -11,6 +11,7 @@
 
 #if CL_NATIVE
 #include "cgroups/cgroup.h"
+#include "src/session/cli.h"
 #include "seccomp/cli.h"
 #include "src/cli_bwrap.h"
 #endif
@@ -42,7 +43,11 @@ static void usage(FILE *f)
 	      "  diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
 	      "  diff show BUNDLE [--stat]             print a diff bundle as git diff would\n"
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
-	      "  gc [--cgroup-parent PATH]             remove cgroups and workspaces left by dead runs\n"
+	      "  create [RUN-OPTIONS] [--name N] [--idle-timeout S]  a persistent sandbox (prints its id)\n"
+	      "  exec ID [--env K=V] [-w DIR] [--timeout S] -- CMD   run CMD in it, same isolation\n"
+	      "  cp SRC DEST                           copy a file in or out (ID:/path, - for stdio)\n"
+	      "  ls [--json] | rm ID...                list or remove sessions (docs/sessions.md)\n"
+	      "  gc [--cgroup-parent PATH]             remove cgroups, workspaces, sessions and containers left by dead runs\n"
 	      "  version                               print the version\n"
 	      "See cloister(1) and `cloister run --help`.\n", f);
 }
@@ -153,6 +158,11 @@ static bool native_only(const char *cmd)
 #define cl_bwrap_main(c, v) EXIT_SETUP
 #define sc_cli_main(c, v) EXIT_SETUP
 #define cg_gc_main(c, v) 0   /* no cgroups of its own to sweep */
+#define ss_cli_create_main(c, v) EXIT_SETUP
+#define ss_cli_exec_main(c, v) EXIT_SETUP
+#define ss_cli_cp_main(c, v) EXIT_SETUP
+#define ss_cli_ls_main(c, v) EXIT_SETUP
+#define ss_cli_rm_main(c, v) EXIT_SETUP
 #endif
 
 /* gc's docker part: containers of cloister runs that were killed. */
@@ -201,9 +211,22 @@ int main(int argc, char **argv)
 		return st_cli_ps_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "events") == 0)
 		return st_cli_events_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "create") == 0)
+		return native_only("create") ? EXIT_SETUP : ss_cli_create_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "exec") == 0)
+		return native_only("exec") ? EXIT_SETUP : ss_cli_exec_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "cp") == 0)
+		return native_only("cp") ? EXIT_SETUP : ss_cli_cp_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "ls") == 0)
+		return native_only("ls") ? EXIT_SETUP : ss_cli_ls_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "rm") == 0)
+		return native_only("rm") ? EXIT_SETUP : ss_cli_rm_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gc") == 0) {
 		st_gc_reconcile_cwd();
 		ws_gc();
+#if CL_NATIVE
+		ss_gc_sweep();
+#endif
 		/* Containers first: a NATIVE=0 build has no cgroups of its own. */
 		return gc_containers() < 0 ? EXIT_SETUP : cg_gc_main(argc - 1, argv + 1);
 	}

@@ -138,6 +138,7 @@ struct cl_policy {
 	bool new_session;         /* setsid() for the command */
 	bool die_with_parent;
 	bool pty;                 /* stdio terminals become a pty of the sandbox's own */
+	bool session;             /* init runs no command: a session's execs join it */
 
 	/* Network. */
 	enum cl_network network;

@@ -65,7 +65,9 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 			cp -a build-asan/cloister "$copy/build-asan/"
 		# bubblewrap's suite, fetched and built by the root pass.
 		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
-		cp -a tests bench "$copy/" 2>/dev/null
+		# the Smithers provider's npm packages, installed by the root pass
+		[ -d build/smithers ] && cp -a build/smithers "$copy/build/" 2>/dev/null
+		cp -a tests bench bindings "$copy/" 2>/dev/null
 		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
 		chmod -R a+rX "$copy"; chmod 755 "$copy"
 		runuser -u "$TEST_USER" -- env CI="${CI:-}" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \

@@ -1,0 +1,311 @@
+/* `cloister exec` and `cloister cp`: one request each to a session. exec
+ * hands over our stdin/stdout/stderr themselves (no relay) and exits with
+ * the command's code; cp streams one regular file in or out. */
+#define _GNU_SOURCE
+#include "src/session/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/parse.h"
+#include "src/session/client.h"
+#include "src/status.h"
+
+#define EXIT_SETUP 125
+
+static int fail_msg(const cl_error *err)
+{
+	cl_error_print(err);
+	return EXIT_SETUP;
+}
+
+static void exec_usage(FILE *f)
+{
+	fputs("usage: cloister exec ID|NAME [--env K=V]... [-w DIR] [--timeout SECONDS]\n"
+	      "                     [--json-status FILE] [--] COMMAND [ARG...]\n", f);
+}
+
+/* A closed stdio fd cannot be passed: /dev/null stands in for it. */
+static int stdio_fd(int n)
+{
+	if (fcntl(n, F_GETFD) >= 0)
+		return n;
+	return open("/dev/null", n == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void write_status(const char *path, const struct ss_reply *rep, double wall)
+{
+	struct cl_status st;
+	cl_error err = {0};
+
+	cl_status_init(&st);
+	st.exit_code = rep->code;
+	st.signal = (int)(rep->flags >> 8);
+	st.timed_out = rep->flags & SS_RF_TIMED_OUT;
+	st.wall_ms = wall;
+	st.runtime = "native";
+	if (cl_status_write(&st, path, -1, &err) < 0)
+		cl_error_print(&err);
+}
+
+static int add_env(struct ss_buf *b, const char *kv, cl_error *err)
+{
+	char buf[8192];
+	const char *val;
+
+	if (kv[0] == '=' || !kv[0])
+		return cl_fail(err, 0, "--env '%s': expected K=V", kv);
+	if (strchr(kv, '=')) {
+		ss_buf_add(b, 'E', kv);
+		return 0;
+	}
+	/* "--env K" copies K from our environment, as `cloister run` does. */
+	val = getenv(kv);
+	if (val) {
+		if (snprintf(buf, sizeof(buf), "%s=%s", kv, val) >= (int)sizeof(buf))
+			return cl_fail(err, 0, "--env %s: value too long", kv);
+		ss_buf_add(b, 'E', buf);
+	}
+	return 0;
+}
+
+int ss_cli_exec_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"env", required_argument, NULL, 'e'}, {"workdir", required_argument, NULL, 'w'},
+		{"timeout", required_argument, NULL, 't'}, {"json-status", required_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+	};
+	struct ss_buf b = {0};
+	struct ss_reply rep;
+	const char *status_path = NULL, *key;
+	cl_error err = {0};
+	uint64_t ms;
+	char num[32];
+	int c, sock, fds[3];
+	double t0 = now_ms();
+
+	ss_buf_add(&b, 0, "exec");
+	opterr = 0;
+	optind = 2;
+	if (argc < 2 || argv[1][0] == '-') {
+		if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+			exec_usage(stdout);
+			return 0;
+		}
+		exec_usage(stderr);
+		return EXIT_SETUP;
+	}
+	key = argv[1];
+	while ((c = getopt_long(argc, argv, "+w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (add_env(&b, optarg, &err) < 0)
+				return fail_msg(&err);
+			break;
+		case 'w':
+			if (optarg[0] != '/')
+				return fail_msg(&(cl_error){.msg = "-w: expected an absolute directory"});
+			ss_buf_add(&b, 'W', optarg);
+			break;
+		case 't':
+			if (cl_parse_seconds(optarg, &ms) < 0) {
+				cl_fail(&err, 0, "--timeout '%s': expected seconds > 0, like 30 or 0.5", optarg);
+				return fail_msg(&err);
+			}
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)ms);
+			ss_buf_add(&b, 'T', num);
+			break;
+		case 'j': status_path = optarg; break;
+		case 'h': exec_usage(stdout); return 0;
+		default:
+			cl_fail(&err, 0, "unknown option or missing value '%s' (see cloister exec --help)",
+			        argv[optind - 1]);
+			return fail_msg(&err);
+		}
+	}
+	if (optind >= argc) {
+		exec_usage(stderr);
+		return EXIT_SETUP;
+	}
+	for (int i = optind; i < argc; i++)
+		ss_buf_add(&b, 'A', argv[i]);
+	for (int i = 0; i < 3; i++)
+		fds[i] = stdio_fd(i);
+	sock = ss_connect(key, NULL, &err);
+	if (sock < 0 || ss_call(sock, &b, fds, 3, &rep, &err) < 0)
+		return fail_msg(&err);
+	ss_buf_free(&b);
+	close(sock);
+	if (rep.msg[0])
+		fprintf(stderr, "%s\n", rep.msg);
+	if (status_path)
+		write_status(status_path, &rep, now_ms() - t0);
+	return rep.code;
+}
+
+/* "ID:/path" -> key and path (pointing into a), or NULL for a local path.
+ * A local path with ':' is written with a '/' before it ("./a:b"). */
+static char *remote(char *a, const char **path)
+{
+	char *colon = strchr(a, ':');
+
+	if (!colon || colon == a || strchr(a, '/') < colon)
+		return NULL;
+	if (strchr(a, '/') == NULL && colon[1] != '/')
+		return NULL;
+	*colon = '\0';
+	*path = colon + 1;
+	return a;
+}
+
+static int cp_call(const char *key, struct ss_buf *b, int fd, cl_error *err)
+{
+	struct ss_reply rep;
+	int sock = ss_connect(key, NULL, err);
+
+	if (sock < 0 || ss_call(sock, b, &fd, 1, &rep, err) < 0) {
+		if (sock >= 0)
+			close(sock);
+		return -1;
+	}
+	close(sock);
+	if (rep.code != 0)
+		return cl_fail(err, 0, "%s", rep.msg[0] ? rep.msg + (strncmp(rep.msg, "cloister: ", 10)
+		               ? 0 : 10) : "copy failed");
+	return 0;
+}
+
+static int cp_in(const char *src, const char *key, const char *path, bool mkdirs, cl_error *err)
+{
+	struct ss_buf b = {0};
+	struct stat st;
+	char mode[16], *copy;
+	int fd = strcmp(src, "-") == 0 ? 0 : open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int rc;
+
+	if (fd < 0)
+		return cl_fail_errno(err, "opening %s", src);
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
+		return cl_fail(err, 0, "%s: copying directories is not supported (one file at a time)", src);
+	snprintf(mode, sizeof(mode), "%o", fd == 0 && !S_ISREG(st.st_mode) ? 0644u
+	         : (unsigned)(st.st_mode & 0777));
+	ss_buf_add(&b, 0, "put");
+	ss_buf_add(&b, 'P', path);
+	ss_buf_add(&b, 'M', mode);
+	if (mkdirs)
+		ss_buf_add(&b, 'D', "1");
+	if (fd != 0 && (copy = strdup(src)) != NULL) {
+		const char *base = basename(copy);
+		if (base[0] && strcmp(base, ".") && strcmp(base, "..") && strcmp(base, "/"))
+			ss_buf_add(&b, 'N', base);
+		free(copy);
+	}
+	rc = cp_call(key, &b, fd, err);
+	ss_buf_free(&b);
+	if (fd != 0)
+		close(fd);
+	return rc;
+}
+
+/* Into a temporary file beside the destination, renamed over it only
+ * once the whole file came: a failed copy leaves the old one, and a
+ * symlink at the destination is replaced, never written through. */
+static int cp_out(const char *key, const char *path, const char *dest, cl_error *err)
+{
+	struct ss_buf b = {0};
+	struct stat st;
+	char target[4096], tmp[4200], *copy, *base;
+	int fd, rc;
+	mode_t um;
+
+	ss_buf_add(&b, 0, "get");
+	ss_buf_add(&b, 'P', path);
+	if (strcmp(dest, "-") == 0) {
+		rc = cp_call(key, &b, 1, err);
+		ss_buf_free(&b);
+		return rc;
+	}
+	copy = strdup(path);
+	base = copy ? basename(copy) : NULL;
+	if (stat(dest, &st) == 0 && S_ISDIR(st.st_mode) && base)
+		snprintf(target, sizeof(target), "%s/%s", dest, base);
+	else
+		snprintf(target, sizeof(target), "%s", dest);
+	free(copy);
+	copy = strdup(target);
+	snprintf(tmp, sizeof(tmp), "%s/.cloister-cp.XXXXXX", copy ? dirname(copy) : ".");
+	free(copy);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		ss_buf_free(&b);
+		return cl_fail_errno(err, "creating a file beside %s", target);
+	}
+	rc = cp_call(key, &b, fd, err);
+	ss_buf_free(&b);
+	um = umask(0);
+	umask(um);
+	if (rc == 0 && (fchmod(fd, 0666 & ~um) < 0 || rename(tmp, target) < 0))
+		rc = cl_fail_errno(err, "writing %s", target);
+	close(fd);
+	if (rc < 0)
+		unlink(tmp);
+	return rc;
+}
+
+int ss_cli_cp_main(int argc, char **argv)
+{
+	const char *spath = NULL, *dpath = NULL;
+	char *skey, *dkey;
+	cl_error err = {0};
+	bool mkdirs = argc > 1 && strcmp(argv[1], "--mkdir") == 0;
+
+	if (mkdirs) {
+		argc--;
+		argv++;
+	}
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		puts("usage: cloister cp [--mkdir] SRC DEST   (one side ID:/path, - for stdin/stdout;\n"
+		     "       --mkdir: create missing directories of ID:/path)");
+		return 0;
+	}
+	if (argc != 3) {
+		fputs("cloister: usage: cloister cp [--mkdir] SRC DEST (one side ID:/path, - for stdin/stdout)\n",
+		      stderr);
+		return EXIT_SETUP;
+	}
+	skey = remote(argv[1], &spath);
+	dkey = remote(argv[2], &dpath);
+	if ((skey != NULL) == (dkey != NULL)) {
+		fputs("cloister: cp: exactly one of SRC and DEST must be ID:/path\n", stderr);
+		return EXIT_SETUP;
+	}
+	if ((skey ? spath : dpath)[0] != '/') {
+		fputs("cloister: cp: the path inside the session must be absolute (ID:/path)\n", stderr);
+		return EXIT_SETUP;
+	}
+	if (mkdirs && !dkey) {
+		fputs("cloister: cp: --mkdir is for copies into a session\n", stderr);
+		return EXIT_SETUP;
+	}
+	if ((dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err)) < 0)
+		return fail_msg(&err);
+	return 0;
+}

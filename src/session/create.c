@@ -1,0 +1,240 @@
+/* `cloister create`: the run options into a session policy, then a
+ * detached supervisor process that builds the sandbox and serves it; the
+ * command returns once the session is ready, printing its id. */
+#define _GNU_SOURCE
+#include "src/session/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ns/session.h"
+#include "src/cli.h"
+#include "src/parse.h"
+#include "src/policy_json.h"
+#include "src/session/rundir.h"
+#include "src/session/server.h"
+
+#define EXIT_SETUP 125
+/* The command cl_cli_run_parse must see; init never runs it. */
+#define PLACEHOLDER "cloister-session-init"
+
+struct create_opts {
+	const char *name;
+	uint64_t idle_s;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: cloister create [RUN-OPTIONS] [--name NAME] [--idle-timeout SECONDS]\n"
+	      "  RUN-OPTIONS as for `cloister run` (no command, no --json-status, no --output-limit);\n"
+	      "  --timeout limits the session's whole life. Prints the session id.\n", f);
+}
+
+/* Takes --name and --idle-timeout out of argv (into o); the rest, plus the
+ * placeholder command, goes to the run parser in *out. */
+static int split_args(int argc, char **argv, struct create_opts *o, char ***out, cl_error *err)
+{
+	char **v = calloc((size_t)argc + 3, sizeof(char *));
+	int n = 0;
+
+	if (!v)
+		return cl_fail(err, ENOMEM, "parsing the command line");
+	*out = v;
+	v[n++] = "create";
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		bool is_name = strcmp(a, "--name") == 0 || strncmp(a, "--name=", 7) == 0;
+		bool is_idle = strcmp(a, "--idle-timeout") == 0 || strncmp(a, "--idle-timeout=", 15) == 0;
+		if (!is_name && !is_idle) {
+			v[n++] = argv[i];
+			continue;
+		}
+		val = strchr(a, '=') ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : NULL;
+		if (!val)
+			return cl_fail(err, 0, "option '%s' needs a value", a);
+		if (is_name && !ss_valid_name(val))
+			return cl_fail(err, 0, "--name '%s': expected 1 to %d letters, digits, '_', '.' "
+			               "or '-' (not starting with '.' or '-')", val, SS_NAME_MAX);
+		if (is_name)
+			o->name = val;
+		else if (cl_parse_u64(val, 1, 86400ULL * 365, &o->idle_s) < 0)
+			return cl_fail(err, 0, "--idle-timeout '%s': expected whole seconds > 0", val);
+	}
+	v[n++] = "--";
+	v[n++] = PLACEHOLDER;
+	return n;
+}
+
+/* What a session cannot honour is refused, never ignored. */
+static int session_policy(struct cl_policy *p, cl_error *err)
+{
+	if (cl_strv_len(p->argv) != 1 || strcmp(p->argv[0], PLACEHOLDER) != 0)
+		return cl_fail(err, 0, "create takes no command: run commands with `cloister exec ID "
+		               "-- CMD`");
+	if (p->json_status_path || p->json_status_fd >= 0)
+		return cl_fail(err, 0, "--json-status is per command: pass it to `cloister exec`");
+	if (p->output_limit)
+		return cl_fail(err, 0, "--output-limit is not supported by sessions (exec passes stdio "
+		               "through without copying it)");
+	/* Workers rely on the pid namespace: its end takes every command. */
+	if (!(p->ns_flags & CLONE_NEWPID) || !(p->ns_flags & CLONE_NEWUSER))
+		return cl_fail(err, 0, "sessions need their own user and pid namespaces");
+	p->session = true;
+	p->pty = false;
+	return 0;
+}
+
+static int name_taken(const char *name)
+{
+	char dir[4096];
+	struct ss_info in;
+	cl_error err = {0};
+
+	return ss_find(name, dir, sizeof(dir), &in, &err) == 0 && ss_alive(in.pid, in.start);
+}
+
+/* ===== supervisor: detached, its own session, stdio on /dev/null ===== */
+_Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss_info *info,
+                                 int notify)
+{
+	struct ss_server *srv;
+	struct cl_status st;
+	cl_error err = {0};
+	char msg[CL_ERROR_MSG_MAX + 2];
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	setsid();
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+	    chdir("/") < 0)
+		_exit(EXIT_SETUP);
+	/* A vanished client must not kill us; workers restore it for commands. */
+	signal(SIGPIPE, SIG_IGN);
+	info->pid = getpid();
+	info->start = ss_proc_start(info->pid);
+	srv = ss_server_new(dir, info, notify);
+	if (!srv || ss_info_write(dir, info, &err) < 0 ||
+	    (cl_status_init(&st), ns_launch_session(p, ss_server_ops(srv), &st, &err)) < 0) {
+		if (!err.msg[0])
+			snprintf(err.msg, sizeof(err.msg), "out of memory");
+		snprintf(msg, sizeof(msg), "E%s", err.msg);
+		if (write(notify, msg, strlen(msg)) < 0) {
+			/* create is gone */
+		}
+	}
+	if (srv)
+		ss_server_finish(srv);
+	else
+		ss_dir_remove(dir);
+	_exit(0);
+}
+
+/* ===== create: waits for "K<id>" or "E<error>" from the supervisor ===== */
+static int wait_ready(int fd, const char *dir)
+{
+	char buf[CL_ERROR_MSG_MAX + 2];
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < sizeof(buf) - 1 && (n = read(fd, buf + len, sizeof(buf) - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	if (buf[0] == 'K') {
+		puts(buf + 1);
+		return 0;
+	}
+	if (buf[0] == 'E')
+		fprintf(stderr, "cloister: creating the session: %s\n", buf + 1);
+	else
+		fprintf(stderr, "cloister: creating the session: its supervisor died during setup\n");
+	/* The supervisor removes its directory on failure; this covers its
+	 * death before it could. */
+	ss_dir_remove(dir);
+	return EXIT_SETUP;
+}
+
+static int start(struct cl_policy *p, const struct create_opts *o)
+{
+	struct ss_info info = {.created = (int64_t)time(NULL), .idle_s = o->idle_s};
+	char root[256], dir[512];
+	cl_error err = {0};
+	int pipefd[2];
+	pid_t pid;
+
+	if (ss_rundir(root, sizeof(root), true, &err) < 0 || ss_new_id(info.id, &err) < 0) {
+		cl_error_print(&err);
+		return EXIT_SETUP;
+	}
+	if (o->name && name_taken(o->name)) {
+		fprintf(stderr, "cloister: a session named '%s' exists already (see cloister ls)\n",
+		        o->name);
+		return EXIT_SETUP;
+	}
+	snprintf(info.name, sizeof(info.name), "%s", o->name ? o->name : "");
+	snprintf(dir, sizeof(dir), "%s/%s", root, info.id);
+	if (mkdir(dir, 0700) < 0) {
+		fprintf(stderr, "cloister: creating %s: %s\n", dir, strerror(errno));
+		return EXIT_SETUP;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		fprintf(stderr, "cloister: starting the session supervisor: %s\n", strerror(errno));
+		rmdir(dir);
+		return EXIT_SETUP;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		supervisor(p, dir, &info, pipefd[1]);
+	}
+	close(pipefd[1]);
+	return wait_ready(pipefd[0], dir);
+}
+
+int ss_cli_create_main(int argc, char **argv)
+{
+	struct create_opts o = {0};
+	struct cl_policy p;
+	struct cl_run_opts ro;
+	cl_error err = {0};
+	char **v = NULL;
+	int n, rc;
+
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);
+			return 0;
+		}
+	n = split_args(argc, argv, &o, &v, &err);
+	rc = n < 0 ? n : cl_cli_run_parse(n, v, &p, &ro, &err);
+	if (n >= 0 && rc == 0)
+		rc = session_policy(&p, &err);
+	free(v);
+	if (rc < 0) {
+		cl_error_print(&err);
+		if (n >= 0)
+			cl_policy_free(&p);
+		return EXIT_SETUP;
+	}
+	if (ro.dry_run) {
+		char *json = cl_policy_to_json(&p);
+		if (json)
+			puts(json);
+		free(json);
+		cl_policy_free(&p);
+		return json ? 0 : EXIT_SETUP;
+	}
+	rc = start(&p, &o);
+	cl_policy_free(&p);
+	return rc;
+}

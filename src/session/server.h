@@ -1,0 +1,21 @@
+/* The session supervisor: the control socket's server, run inside the
+ * native launch's supervisor loop (ns/session.h) for the session's life. */
+#ifndef SS_SERVER_H
+#define SS_SERVER_H
+
+#include <stdint.h>
+
+#include "ns/session.h"
+#include "src/session/rundir.h"
+
+struct ss_server;
+
+/* dir: the session's (empty, private) directory; notify_fd: where the
+ * id goes once the session is ready ("K<id>"), then closed. */
+struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int notify_fd);
+const struct ns_session_ops *ss_server_ops(struct ss_server *s);
+/* After the launch returned (init gone, cgroup removed): ends workers,
+ * removes the socket and state, answers pending `rm` requests. */
+void ss_server_finish(struct ss_server *s);
+
+#endif

@@ -1,0 +1,419 @@
+#!/bin/bash
+# Sessions (`cloister create/exec/cp/ls/rm`, idle timeout, gc): the command
+# runs with the first one's isolation, exit codes, env/cwd/timeout, stdio
+# passed as fds, concurrent execs, copies in and out without following
+# links out of the sandbox, and rm/idle/gc leaving nothing of the session.
+# The control path: a private directory and socket, peers checked, every
+# malformed request answered with an error. Each test has its own runtime
+# dir (CLOISTER_RUNTIME_DIR), so it sees only its own sessions.
+. "$(dirname "$0")/../lib.sh"
+PEER=$TOP/tests/helpers/session_peer.py
+
+py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
+
+# Removes every session of this test's runtime dir: a test that fails
+# half-way must not leave its sessions running (its T_TMP goes next).
+rm_all() {
+	local id
+	for id in $("$CL" ls --json 2>/dev/null | python3 -c 'import json,sys; [print(s["id"]) for s in json.load(sys.stdin)]' 2>/dev/null); do
+		"$CL" rm "$id" >/dev/null 2>&1
+	done
+}
+# Creates a session (extra args passed to create); sets SID and RUNDIR.
+mk() {
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	RUNDIR=$CLOISTER_RUNTIME_DIR
+	trap rm_all EXIT
+	clr create "$@"
+	assert_eq 0 "$RC" "create $* ($ERR)"
+	SID=$OUT
+	[[ $SID =~ ^[0-9a-f]{12}$ ]] || fail "create printed '$SID', not an id"
+}
+field() { "$CL" ls --json | python3 -c "import json,sys; print([s for s in json.load(sys.stdin) if s['id']=='$1'][0]['$2'])"; }
+# Starts a process that left the exec's process group (setsid), returning
+# once it runs; its command line carries MARK.
+daemon() {  # SESSION MARK
+	"$CL" exec "$1" -- sh -c "setsid sh -c 'touch /tmp/d-started; sleep 1000; : $2' </dev/null >/dev/null 2>&1 &
+		while [ ! -e /tmp/d-started ]; do sleep 0.01; done" || fail "starting a daemon in $1"
+}
+# Gone: no such process, or only its zombie (exited, not yet reaped by
+# whoever inherited it).
+# Conditions for wait_until (re-evaluated on every poll).
+has_proc() { [ -n "$(procs_with "$1")" ]; }
+fd_count_is() { [ "$(ls "/proc/$1/fd" | wc -l)" = "$2" ]; }
+lines_are() { [ "$(wc -l <"$1")" = "$2" ]; }
+cg_empty() {
+	local f
+	for f in "/sys/fs/cgroup/memory$1/cgroup.procs" "/sys/fs/cgroup$1/cgroup.procs"; do
+		[ -f "$f" ] && [ -n "$(cat "$f")" ] && return 1
+	done
+	return 0
+}
+gone_pid() { [ ! -e "/proc/$1" ] || [ "$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+not_listed() { ! "$CL" ls --json | grep -q "$1"; }
+
+t_exec_exit_codes_and_errors() {
+	mk
+	clr exec "$SID" -- sh -c 'echo out; echo err >&2; exit 3'
+	assert_eq "3 out err" "$RC $OUT $ERR" "exit code and stdio"
+	clr exec "$SID" -- true; assert_eq 0 "$RC" "true"
+	clr exec "$SID" -- sh -c 'kill -9 $$'; assert_eq 137 "$RC" "killed by SIGKILL"
+	clr exec "$SID" -- /nonexistent-cmd; assert_eq 127 "$RC" "not found"
+	assert_contains "$ERR" "executing /nonexistent-cmd"
+	clr exec "$SID" -- /etc/passwd; assert_eq 126 "$RC" "not executable"
+	clr exec nosuchsession -- true; assert_eq 125 "$RC" "unknown session"
+	assert_contains "$ERR" "no session 'nosuchsession'"
+	clr exec "$SID"; assert_eq 125 "$RC" "no command"
+	clr exec "$SID" -w relative -- true; assert_eq 125 "$RC" "relative -w"
+	clr exec "$SID" -w /nonexistent -- true; assert_eq 125 "$RC" "missing -w"
+	assert_contains "$ERR" "working directory /nonexistent"
+	"$CL" rm "$SID"
+}
+
+t_state_env_and_cwd_between_execs() {
+	mk --env BASE=1 -w /tmp
+	clr exec "$SID" -- sh -c 'echo kept >/tmp/f; pwd'
+	assert_eq "/tmp" "$OUT" "session workdir is the default"
+	clr exec "$SID" -- cat /tmp/f; assert_eq kept "$OUT" "files persist between execs"
+	clr exec "$SID" --env A=x --env BASE=2 -w / -- sh -c 'echo "$A $BASE $(pwd)"'
+	assert_eq "x 2 /" "$OUT" "--env overrides, -w"
+	clr exec "$SID" -- sh -c 'echo "${A:-unset} $BASE"'
+	assert_eq "unset 1" "$OUT" "exec env does not stick"
+	"$CL" rm "$SID"
+}
+
+# Same namespaces as each other, none of the host's; the same confinement
+# as the first command of `cloister run`.
+t_same_isolation_as_run() {
+	local a b host run
+	mk
+	a=$("$CL" exec "$SID" -- sh -c 'for n in user mnt pid net ipc uts cgroup; do readlink /proc/self/ns/$n; done')
+	b=$("$CL" exec "$SID" -- sh -c 'for n in user mnt pid net ipc uts cgroup; do readlink /proc/self/ns/$n; done')
+	assert_eq "$a" "$b" "two execs share the session's namespaces"
+	host=$(for n in user mnt pid net ipc uts cgroup; do readlink /proc/self/ns/$n; done)
+	for n in $a; do assert_not_contains "$host" "$n" "namespace shared with the host"; done
+	a=$("$CL" exec "$SID" -- grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status)
+	run=$("$CL" run -- grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status)
+	assert_eq "$run" "$a" "exec's caps/no_new_privs/seccomp vs cloister run"
+	assert_contains "$a" "Seccomp:	2"
+	assert_eq "$("$CL" run -- id)" "$("$CL" exec "$SID" -- id)" "identity inside"
+	# no host process is visible: only init and the exec's own
+	clr exec "$SID" -- sh -c 'ls /proc | grep -c "^[0-9]"'
+	# init, sh, ls and grep
+	[ "$OUT" -le 4 ] || fail "the exec sees $OUT processes"
+	clr exec "$SID" -- cat /proc/1/cmdline; assert_eq 0 "$RC"
+	"$CL" rm "$SID"
+}
+
+t_stdio_is_passed_not_copied() {
+	mk
+	assert_eq same "$(python3 "$PEER" pipeino "$RUNDIR/$SID/sock")" "the command's stdout is our pipe"
+	assert_eq "abc" "$(echo abc | "$CL" exec "$SID" -- cat)" "stdin"
+	"$CL" rm "$SID"
+}
+
+t_concurrent_execs() {
+	local i pids=()
+	mk
+	for i in 1 2 3 4; do
+		"$CL" exec "$SID" -- sh -c "touch /tmp/r$i; while [ ! -e /tmp/go ]; do sleep 0.01; done; echo done$i" \
+			>"$T_TMP/c$i" &
+		pids+=($!)
+	done
+	# all four are running at once before any may finish
+	wait_until "$CL" exec "$SID" -- sh -c 'test -e /tmp/r1 -a -e /tmp/r2 -a -e /tmp/r3 -a -e /tmp/r4' ||
+		fail "four concurrent execs never ran together"
+	"$CL" exec "$SID" -- touch /tmp/go
+	for i in 1 2 3 4; do
+		wait "${pids[$((i - 1))]}"; assert_eq 0 "$?" "exec $i"
+		assert_eq "done$i" "$(cat "$T_TMP/c$i")" "exec $i output"
+	done
+	"$CL" rm "$SID"
+}
+
+t_exec_timeout_kills_its_processes() {
+	local m; m=$(marker to)
+	mk
+	# the marker is on a background child: the whole process group goes
+	clr exec "$SID" --timeout 0.3 -- sh -c "sh -c 'sleep 1000; : $m' & sleep 1000"
+	assert_eq 124 "$RC" "timed out"
+	assert_contains "$ERR" "timed out"
+	assert_gone "$m"
+	clr exec "$SID" --json-status "$T_TMP/st.json" --timeout 0.3 -- sleep 100
+	assert_eq "124 True" "$(py 'str(j["exit_code"])+" "+str(j["timed_out"])' <"$T_TMP/st.json")" "status JSON"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- sh -c 'exit 7'
+	assert_eq "7 False" "$(py 'str(j["exit_code"])+" "+str(j["timed_out"])' <"$T_TMP/st.json")" "status JSON"
+	"$CL" rm "$SID"
+}
+
+# The client's death ends its command (Smithers aborts a tool call that way).
+t_killed_client_kills_command() {
+	local m c; m=$(marker kc)
+	mk
+	"$CL" exec "$SID" -- sh -c "sleep 1000; : $m" & c=$!
+	wait_until has_proc "$m" || fail "the command never started"
+	kill -9 "$c"; wait "$c" 2>/dev/null
+	assert_gone "$m"
+	"$CL" rm "$SID"
+}
+
+t_cp_in_and_out() {
+	mk
+	head -c 200000 /dev/urandom >"$T_TMP/bin"
+	chmod 750 "$T_TMP/bin"
+	clr cp "$T_TMP/bin" "$SID:/tmp/"; assert_eq 0 "$RC" "cp into a directory ($ERR)"
+	assert_eq "$(sha256sum <"$T_TMP/bin" | cut -d' ' -f1)" "$("$CL" exec "$SID" -- sha256sum /tmp/bin | cut -d' ' -f1)" "content in"
+	assert_eq 750 "$("$CL" exec "$SID" -- stat -c %a /tmp/bin)" "mode kept"
+	clr cp "$SID:/tmp/bin" "$T_TMP/back"; assert_eq 0 "$RC" "cp out ($ERR)"
+	cmp "$T_TMP/bin" "$T_TMP/back" || fail "content out differs"
+	mkdir "$T_TMP/d"
+	clr cp "$SID:/tmp/bin" "$T_TMP/d"; assert_eq 0 "$RC" "cp out into a directory ($ERR)"
+	cmp "$T_TMP/bin" "$T_TMP/d/bin" || fail "content out (directory) differs"
+	echo piped | "$CL" cp - "$SID:/tmp/p"; assert_eq 0 "$?" "cp from stdin"
+	clr cp "$T_TMP/bin" "$SID:/tmp/a/b/c"; assert_eq 125 "$RC" "missing directories without --mkdir"
+	clr cp --mkdir "$T_TMP/bin" "$SID:/tmp/a/b/c"; assert_eq 0 "$RC" "cp --mkdir ($ERR)"
+	assert_eq 755 "$("$CL" exec "$SID" -- stat -c %a /tmp/a/b)" "directory made by --mkdir"
+	assert_eq piped "$("$CL" cp "$SID:/tmp/p" -)" "cp to stdout"
+	clr cp "$SID:/tmp/missing" "$T_TMP/m"; assert_eq 125 "$RC" "missing source"
+	[ ! -e "$T_TMP/m" ] || fail "a failed copy left a file"
+	assert_eq "" "$(ls -A "$T_TMP" | grep cloister-cp)" "temporary files left"
+	clr cp "$SID:/tmp" "$T_TMP/x"; assert_eq 125 "$RC" "directory source"
+	clr cp "$T_TMP/d" "$SID:/tmp/x"; assert_eq 125 "$RC" "directory source in"
+	clr cp "$T_TMP/bin" "$T_TMP/bin2"; assert_eq 125 "$RC" "no session side"
+	clr cp "$SID:/a" "$SID:/b"; assert_eq 125 "$RC" "two session sides"
+	clr cp "$T_TMP/bin" "$SID:relative"; assert_eq 125 "$RC" "relative path inside"
+	"$CL" rm "$SID"
+}
+
+# Links the sandbox planted lead nowhere outside it: host paths resolve in
+# the sandbox's root, magic links are refused, a final link is never
+# written through, and the host side replaces (not follows) a planted link.
+t_cp_never_follows_links_out() {
+	mkdir -p "$T_TMP/w" "$T_TMP/host"
+	echo host-secret >"$T_TMP/host/secret"
+	rw_id_probe
+	mk --rw "$T_TMP/w:/w" "${RW_ID[@]}"
+	"$CL" exec "$SID" -- sh -c "ln -s $T_TMP/host/secret /tmp/abs; ln -s ../../../../../..$T_TMP/host/secret /tmp/rel;
+		ln -s /proc/self/fd/1 /tmp/magic; ln -s /proc/1/root$T_TMP/host/secret /tmp/root1;
+		ln -s $T_TMP/host /tmp/dirlink; ln -s $T_TMP/host/new /tmp/dangling; mkfifo /tmp/fifo;
+		ln -s $T_TMP/host/victim /w/out; echo inside >/tmp/data" || fail "planting links"
+	for l in abs rel magic root1 fifo; do
+		clr cp "$SID:/tmp/$l" -
+		assert_eq 125 "$RC" "cp out of link $l"
+		assert_not_contains "$OUT" host-secret "cp out of $l"
+	done
+	clr cp "$T_TMP/host/secret" "$SID:/tmp/dangling"; assert_eq 125 "$RC" "write through a final link"
+	assert_contains "$ERR" "symbolic link"
+	clr cp "$T_TMP/host/secret" "$SID:/tmp/dirlink/new"; assert_eq 125 "$RC" "write below a dir link"
+	# the link's target does not exist in the sandbox's root: nothing to make it in
+	clr cp --mkdir "$T_TMP/host/secret" "$SID:/tmp/dirlink/sub/new"; assert_eq 125 "$RC" "--mkdir through a dir link"
+	[ ! -e "$T_TMP/host/sub" ] || fail "cp --mkdir made a host directory through a link"
+	[ ! -e "$T_TMP/host/new" ] || fail "a copy into the sandbox wrote a host file"
+	# host side: the planted /w/out (our $T_TMP/w/out) is replaced
+	clr cp "$SID:/tmp/data" "$T_TMP/w/out"; assert_eq 0 "$RC" "cp out over a planted link ($ERR)"
+	[ ! -e "$T_TMP/host/victim" ] || fail "cp out followed a planted link"
+	[ -f "$T_TMP/w/out" ] && [ ! -L "$T_TMP/w/out" ] || fail "destination is not a plain file"
+	assert_eq inside "$(cat "$T_TMP/w/out")"
+	"$CL" rm "$SID"
+}
+
+t_ls_and_rm_leave_nothing() {
+	local m sup init cg c
+	m=$(marker rm)
+	# a cgroup to check for (root: a user has no delegated cgroup here)
+	if is_root; then mk --name "$m" --pids 64; else mk --name "$m"; fi
+	assert_eq "$m running" "$(field "$SID" name) $(field "$SID" state)" "ls --json"
+	assert_contains "$("$CL" ls)" "$SID"
+	sup=$(field "$SID" supervisor_pid); init=$(field "$SID" init_pid)
+	cg=$(sed -n 's/^[0-9]*:pids://p; s/^0:://p' "/proc/$init/cgroup" | head -1)
+	# a command running through rm, a daemon escaping its process group
+	"$CL" exec "$m" -- sh -c "sleep 1000; : $m" >/dev/null 2>&1 & c=$!
+	daemon "$m" "$m-d"
+	wait_until has_proc "$m-d" || fail "daemon never started"
+	wait_until has_proc "$m" || fail "command never started"
+	clr rm "$m"; assert_eq 0 "$RC" "rm by name ($ERR)"
+	# rm returned: everything is gone already (no waiting)
+	assert_no_process "$m"
+	gone_pid "$sup" || fail "supervisor $sup still running"
+	gone_pid "$init" || fail "init $init still running"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left: $(ls -la "$RUNDIR/$SID")"
+	for d in /sys/fs/cgroup/pids$cg /sys/fs/cgroup$cg; do
+		case $cg in */cloister*) [ ! -d "$d" ] || fail "cgroup $d left" ;; esac
+	done
+	not_listed "$SID" || fail "rm'd session still listed"
+	wait "$c"; [ "$?" -ne 0 ] || fail "exec through rm reported success"
+	clr rm "$SID"; assert_eq 125 "$RC" "rm again"
+}
+
+t_idle_timeout_reaps() {
+	local sup
+	mk --idle-timeout 1
+	sup=$(field "$SID" supervisor_pid)
+	# busy longer than the idle timeout: not reaped while a command runs
+	clr exec "$SID" -- sleep 2.5; assert_eq 0 "$RC" "exec across the idle timeout"
+	wait_until gone_pid "$sup" || fail "idle session not reaped"
+	wait_until not_listed "$SID" || fail "idle session still listed"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
+}
+
+t_gc_after_supervisor_sigkill() {
+	local sup init cg m; m=$(marker gc)
+	if is_root; then mk --memory 64m --name "$m"; else mk --name "$m"; fi
+	sup=$(field "$SID" supervisor_pid); init=$(field "$SID" init_pid)
+	cg=$(sed -n 's/^[0-9]*:memory://p; s/^0:://p' "/proc/$init/cgroup" | head -1)
+	daemon "$SID" "$m"
+	kill -9 "$sup"
+	wait_until gone_pid "$init" || fail "init outlived its supervisor"
+	assert_gone "$m"
+	# The zombies of init (in the cgroup) and of the supervisor (the
+	# cgroup's owner pid) last until whoever inherited them reaps them; gc
+	# rightly leaves a cgroup that is not empty or whose owner pid exists.
+	if is_root; then
+		wait_until cg_empty "$cg" || fail "cgroup $cg never emptied"
+		wait_until test ! -e "/proc/$sup" || fail "supervisor $sup never reaped"
+	fi
+	assert_eq dead "$(field "$SID" state)" "ls after the supervisor died"
+	clr exec "$SID" -- true; assert_eq 125 "$RC" "exec into a dead session"
+	assert_contains "$ERR" "is gone"
+	clr gc; assert_eq 0 "$RC" "gc ($ERR)"
+	assert_contains "$OUT" "removed session $SID"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left after gc"
+	if is_root; then
+		case $cg in */cloister*) [ ! -d "/sys/fs/cgroup/memory$cg" ] && [ ! -d "/sys/fs/cgroup$cg" ] ||
+			fail "cgroup $cg left after gc" ;; *) fail "no cloister cgroup seen ($cg)" ;; esac
+	fi
+	not_listed "$SID" || fail "still listed after gc"
+}
+
+t_create_refuses_and_leaves_nothing() {
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	clr create -- sh; assert_eq 125 "$RC" "a command"; assert_contains "$ERR" "create takes no command"
+	clr create --output-limit 10; assert_eq 125 "$RC" "--output-limit"
+	clr create --json-status "$T_TMP/s"; assert_eq 125 "$RC" "--json-status"
+	clr create --name 'a/b'; assert_eq 125 "$RC" "bad name"
+	clr create --idle-timeout 0; assert_eq 125 "$RC" "idle 0"
+	clr create --ro /nonexistent-src; assert_eq 125 "$RC" "setup failure"
+	assert_contains "$ERR" "creating the session"
+	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR" 2>/dev/null)" "state left by failed creates"
+	mk --name dup
+	clr create --name dup; assert_eq 125 "$RC" "duplicate name"; assert_contains "$ERR" "exists already"
+	"$CL" rm dup
+	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR")" "state left"
+}
+
+# The runtime directory and the socket are the user's alone; a directory
+# somebody else could get at is refused rather than used.
+t_control_dir_is_private() {
+	mk
+	assert_eq 700 "$(stat -c %a "$RUNDIR")" "runtime dir mode"
+	assert_eq 700 "$(stat -c %a "$RUNDIR/$SID")" "session dir mode"
+	assert_eq 600 "$(stat -c %a "$RUNDIR/$SID/sock")" "socket mode"
+	"$CL" rm "$SID"
+	chmod 755 "$RUNDIR"
+	clr create; assert_eq 125 "$RC" "a non-private runtime dir"
+	assert_contains "$ERR" "is not private"
+	rm -rf "$RUNDIR"; ln -s "$T_TMP" "$RUNDIR"
+	clr create; assert_eq 125 "$RC" "a symlinked runtime dir"
+	rm "$RUNDIR"
+	# the default place, when nothing overrides it
+	unset CLOISTER_RUNTIME_DIR
+	local def; if is_root; then def=/run/cloister; else def=/tmp/cloister-$(id -u); fi
+	SID=$(XDG_RUNTIME_DIR= "$CL" create) || fail "create in the default dir"
+	assert_eq 700 "$(stat -c %a "$def")" "default runtime dir mode"
+	[ -S "$def/$SID/sock" ] || fail "no socket in $def"
+	XDG_RUNTIME_DIR= "$CL" rm "$SID"
+}
+
+# A process inside the session that can reach the socket (its directory
+# bound in) is refused: it is not in our user namespace, whatever its uid.
+t_socket_refuses_the_sandbox_itself() {
+	rw_id_probe
+	mk --rw "$T_TMP/run:/ctl" --ro "$TOP/tests/helpers:/helpers" "${RW_ID[@]}"
+	clr exec "$SID" -- python3 /helpers/session_peer.py connect "/ctl/$SID/sock"
+	assert_eq 0 "$RC" "probe ran ($ERR)"
+	assert_eq refused "$OUT" "ping from inside the sandbox"
+	assert_eq 0 "$(python3 "$PEER" connect "$RUNDIR/$SID/sock")" "ping from the owner"
+	"$CL" rm "$SID"
+}
+
+t_malformed_requests_fuzz() {
+	local sup before after
+	mk
+	sup=$(field "$SID" supervisor_pid)
+	before=$(ls "/proc/$sup/fd" | wc -l)
+	assert_eq ok "$(python3 "$PEER" fuzz "$RUNDIR/$SID/sock" 800)" "malformed requests"
+	clr exec "$SID" -- echo alive; assert_eq "0 alive" "$RC $OUT" "session after the fuzz"
+	wait_until fd_count_is "$sup" "$before" ||
+		fail "supervisor fds: $before before, $(ls "/proc/$sup/fd" | wc -l) after"
+	"$CL" rm "$SID"
+}
+
+# The session's --publish relay serves for the session's life: a server an
+# exec left running answers through it.
+t_publish_reaches_a_session_server() {
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	mk --publish "127.0.0.1:$port:8000"
+	"$CL" exec "$SID" -- sh -c 'setsid python3 -m http.server 8000 --bind 127.0.0.1 </dev/null >/dev/null 2>&1 &
+		until python3 -c "import socket; socket.create_connection((\"127.0.0.1\", 8000)).close()" 2>/dev/null; do sleep 0.02; done' ||
+		fail "server in the session never listened"
+	assert_contains "$(python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$port/', timeout=30).read().decode())")" \
+		"Directory listing" "through --publish"
+	"$CL" rm "$SID"
+}
+
+# A session nobody can reach any more (its directory or socket removed)
+# ends instead of running on.
+t_removed_socket_ends_the_session() {
+	local sup init
+	mk
+	sup=$(field "$SID" supervisor_pid); init=$(field "$SID" init_pid)
+	rm -f "$RUNDIR/$SID/sock"
+	wait_until gone_pid "$sup" || fail "supervisor ran on without its socket"
+	gone_pid "$init" || fail "init ran on"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left"
+	mk
+	sup=$(field "$SID" supervisor_pid)
+	rm -rf "$RUNDIR"
+	wait_until gone_pid "$sup" || fail "supervisor ran on without its directory"
+}
+
+if is_root; then
+
+# Every exec runs in the session's cgroup: the host sees the command there,
+# and one limit counts the processes of all execs together.
+t_execs_share_the_session_cgroup() {
+	local m init pid cg procs; m=$(marker cg)
+	mk --pids 10
+	init=$(field "$SID" init_pid)
+	cg=$(sed -n 's/^[0-9]*:pids://p; s/^0:://p' "/proc/$init/cgroup" | head -1)
+	procs=/sys/fs/cgroup/pids$cg/cgroup.procs
+	[ -f "$procs" ] || procs=/sys/fs/cgroup$cg/cgroup.procs
+	[ -f "$procs" ] || fail "no pids cgroup for the session ($cg)"
+	# exec A holds 8 of the 10 (its shell, 7 sleeps; with init, 9)
+	"$CL" exec "$SID" -- sh -c "for i in 1 2 3 4 5 6; do sleep 1000 & done; sleep 1000; : $m" >/dev/null 2>&1 &
+	wait_until lines_are "$procs" 9 || fail "exec A: $(wc -l <"$procs") processes in the session cgroup, expected 9; inside: $("$CL" exec "$SID" -- ps -eo pid,args | tr "\n" ";")"
+	# the command itself, not the `cloister exec` client carrying the marker too
+	for pid in $(procs_with "$m"); do
+		[ "$(cut -d '' -f1 <"/proc/$pid/cmdline" | tr -d '\0')" = sh ] && break
+	done
+	grep -qx "$pid" "$procs" || fail "the command ($pid) is not in $procs"
+	# exec B: its shell fits, its first fork does not
+	clr exec "$SID" -- sh -c 'sleep 1 & sleep 1 & wait'
+	assert_contains "$ERR" "fork" "a fork past --pids 10 across two execs"
+	"$CL" rm "$SID"
+	assert_gone "$m"
+}
+# Another user cannot connect (directory 0700), nor could it pass the
+# peer check if it could.
+t_other_user_is_refused() {
+	mk
+	chmod 755 "$T_TMP"
+	assert_contains "$(runuser -u cloister-test -- python3 "$PEER" connect "$RUNDIR/$SID/sock")" \
+		"error 13" "another user's connect"
+	clr exec "$SID" -- true; assert_eq 0 "$RC"
+	"$CL" rm "$SID"
+}
+fi
+
+run_tests

@@ -1,0 +1,54 @@
+#!/bin/bash
+# bindings/smithers: Smithers' own provider contract suite
+# (createSandboxProviderContractSuite, bun:test) and the provider's end-to-end
+# test, both over real cloister sessions. bun and the pinned Smithers
+# packages come from npm into build/smithers/ (bindings/smithers/test-deps.json);
+# the root pass installs them, the user pass uses the copy tests/run.sh makes.
+. "$(dirname "$0")/../lib.sh"
+DEPS=$TOP/build/smithers
+BUN=$DEPS/node_modules/.bin/bun
+
+# Installs once (cached by the pinned list's content).
+deps() {
+	local want; want=$(sha256sum <"$TOP/bindings/smithers/test-deps.json")
+	[ -x "$BUN" ] && [ "$(cat "$DEPS/.pinned" 2>/dev/null)" = "$want" ] && return 0
+	command -v npm >/dev/null || fail "npm is missing (tests/deps.sh install)"
+	mkdir -p "$DEPS" || fail "cannot create $DEPS (the root pass installs it)"
+	cp "$TOP/bindings/smithers/test-deps.json" "$DEPS/package.json"
+	(cd "$DEPS" && npm install --no-audit --no-fund --loglevel=error >"$DEPS/npm.log" 2>&1) ||
+		fail "npm install of the pinned Smithers packages failed: $(tail -3 "$DEPS/npm.log")"
+	echo "$want" >"$DEPS/.pinned"
+}
+
+# The package as published (src, test, package.json) beside the installed
+# dependencies, so the tests resolve them as a user's install would.
+bun_test() {  # test-file -> OUT, RC
+	deps
+	mkdir -p "$T_TMP/pkg"
+	cp -r "$TOP/bindings/smithers/src" "$TOP/bindings/smithers/test" "$TOP/bindings/smithers/package.json" "$T_TMP/pkg/"
+	ln -s "$DEPS/node_modules" "$T_TMP/node_modules"
+	OUT=$(cd "$T_TMP/pkg" && CLOISTER=$CL CLOISTER_RUNTIME_DIR=$T_TMP/run HOME=$T_TMP \
+		CL_LIMITS=$(is_root && echo 1) "$BUN" test "$1" 2>&1); RC=$?
+}
+no_sessions_left() {
+	assert_eq "[]" "$(CLOISTER_RUNTIME_DIR=$T_TMP/run "$CL" ls --json)" "sessions left behind"
+}
+
+t_smithers_contract_suite() {
+	bun_test test/contract.test.js
+	assert_eq 0 "$RC" "contract suite: $(printf '%s' "$OUT" | tail -15)"
+	assert_contains "$OUT" " 0 fail"
+	# the suite's own test count (16 in 0.32.0): all of them ran
+	local n; n=$(printf '%s' "$OUT" | sed -n 's/^ *\([0-9]*\) pass$/\1/p')
+	[ "${n:-0}" -ge 16 ] || fail "only ${n:-0} contract tests passed: $OUT"
+	no_sessions_left
+}
+
+t_provider_end_to_end() {
+	bun_test test/provider.test.js
+	assert_eq 0 "$RC" "provider test: $(printf '%s' "$OUT" | tail -15)"
+	assert_contains "$OUT" " 0 fail"
+	no_sessions_left
+}
+
+run_tests
