@@ -84,6 +84,12 @@ static int session_policy(struct cl_policy *p, cl_error *err)
 	if (p->output_limit)
 		return cl_fail(err, 0, "--output-limit is not supported by sessions (exec passes stdio "
 		               "through without copying it)");
+	if (p->workspace)
+		return cl_fail(err, 0, "--workspace is not supported by sessions yet (use it with "
+		               "`cloister run`, or bind the directory with --rw)");
+	if (p->runtime == CL_RT_DOCKER || p->runtime == CL_RT_CODEPLANE)
+		return cl_fail(err, 0, "sessions run on the native runtime only (--runtime %s)",
+		               p->runtime == CL_RT_DOCKER ? "docker" : "codeplane");
 	/* Workers rely on the pid namespace: its end takes every command. */
 	if (!(p->ns_flags & CLONE_NEWPID) || !(p->ns_flags & CLONE_NEWUSER))
 		return cl_fail(err, 0, "sessions need their own user and pid namespaces");
