@@ -247,14 +247,26 @@ static void cloexec_option_fds(const struct cl_policy *p)
 			fcntl(p->mounts[i].src_fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* Order: bwrap's own checks first (their messages win), then the
+ * hardening policy's pid namespace before namespaces are resolved, its
+ * tightening after the argv's capabilities are (so it overrides them). */
 static int finish(struct cl_bwrap *b, cl_error *err)
 {
+	struct cl_bwrap_hardening h;
 	int rc = check_combinations(b, err);
 
 	if (rc < 0)
 		return rc;
-	resolve_namespaces(b);
-	rc = resolve_caps(b, err);
+	rc = cl_bwrap_hardening_load(&h, err);
+	if (rc == 0)
+		rc = cl_bwrap_hardening_pre(b, &h, err);
+	if (rc == 0) {
+		resolve_namespaces(b);
+		rc = resolve_caps(b, err);
+	}
+	if (rc == 0)
+		cl_bwrap_hardening_apply(b, &h);
+	cl_bwrap_hardening_free(&h);
 	return rc < 0 ? rc : resolve_cwd(b, err);
 }
 
