@@ -7,7 +7,10 @@ BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev l
 # dpkg-dev, xz-utils and python3-seccomp: tests/bwrap/upstream.sh unpacks
 # bubblewrap's source package and runs its seccomp test; libcap2-bin:
 # capsh, which both suites use to compare capability sets.
-TEST="bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang"
+# ripgrep, socat, curl: srt refuses to start without rg and socat, and the
+# client scenarios (tests/bwrap/clients.sh) fetch from a local server with
+# curl; the clients themselves come from npm (node's npm must be present).
+TEST="bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang ripgrep socat curl"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"

@@ -65,6 +65,10 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 			cp -a build-asan/cloister "$copy/build-asan/"
 		# bubblewrap's suite, fetched and built by the root pass.
 		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
+		# The real clients, installed by the root pass (hard links: ~1 GB).
+		[ -d build/clients/npm ] && mkdir -p "$copy/build/clients" &&
+			{ cp -al build/clients/npm "$copy/build/clients/" 2>/dev/null ||
+			  cp -a build/clients/npm "$copy/build/clients/"; }
 		cp -a tests bench "$copy/" 2>/dev/null
 		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
 		chmod -R a+rX "$copy"; chmod 755 "$copy"
