@@ -210,6 +210,13 @@ static void resolve_namespaces(struct cl_bwrap *b)
 		p->ns_flags |= CLONE_NEWUTS;
 	if (b->unshare_cgroup || (b->unshare_cgroup_try && access("/proc/self/ns/cgroup", F_OK) == 0))
 		p->ns_flags |= CLONE_NEWCGROUP;
+	/* Without a pid namespace of its own bwrap has no init: the command
+	 * is its child, and --info-fd's child-pid names the command. A lock
+	 * file (init holds the lock for the whole run) and port relays (init
+	 * makes their sockets in the sandbox's network) still need init. */
+	if (!(p->ns_flags & CLONE_NEWPID) && p->hooks.pidns_fd < 0 && !p->hooks.lock_file &&
+	    !p->n_ports && !p->n_forwards)
+		p->hooks.as_pid_1 = true;
 }
 
 /* Working directory: --chdir, else the caller's cwd if it exists inside,

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Differential: what bwrap's --info-fd and --json-status-fd name as the
+# sandbox's process when there is no pid namespace (issue #10, item 3):
+# bwrap has no init then, so child-pid is the command itself.
+source "$(dirname "$0")/difflib.bash"
+
+# The command prints its own pid ($$ of sh, in the caller's pid namespace);
+# the info document's child-pid must be that pid. Reports "same" or both.
+child_pid_vs_command() {  # WHO ARGS...
+	local who=$1 cp; shift
+	impl "$who" "$@" --info-fd 3 --json-status-fd 4 -- sh -c 'echo $$' \
+		3>"$T_TMP/$who.info" 4>"$T_TMP/$who.status" >"$T_TMP/$who.out" 2>"$T_TMP/$who.err" ||
+		fail "$who failed: $(cat "$T_TMP/$who.err")"
+	cp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["child-pid"])' "$T_TMP/$who.info") ||
+		fail "$who: no child-pid in: $(cat "$T_TMP/$who.info")"
+	assert_contains "$(cat "$T_TMP/$who.status")" "\"child-pid\": $cp" "$who: status document's child-pid"
+	[ "$cp" = "$(cat "$T_TMP/$who.out")" ] && echo same || echo "info=$cp command=$(cat "$T_TMP/$who.out")"
+}
+
+t_info_fd_child_pid_is_command_without_pidns() {
+	local b c
+	need_bwrap
+	b=$(child_pid_vs_command bwrap --ro-bind / /) || exit 1
+	c=$(child_pid_vs_command cloister --ro-bind / /) || exit 1
+	assert_eq same "$b" "Debian's bwrap"
+	assert_eq "$b" "$c" "cloister"
+}
+
+# With a pid namespace the command is not the child (bwrap's init is):
+# both report a child-pid that is not the command's own pid 1... seen from
+# outside, the command's host pid differs from child-pid.
+t_info_fd_child_pid_with_pidns_is_not_command() {
+	local who cp
+	need_bwrap
+	for who in bwrap cloister; do
+		impl $who --ro-bind / / --unshare-pid --info-fd 3 -- sh -c 'echo $$' 3>"$T_TMP/$who.info" \
+			>"$T_TMP/$who.out" 2>"$T_TMP/$who.err" || fail "$who failed: $(cat "$T_TMP/$who.err")"
+		assert_eq 2 "$(cat "$T_TMP/$who.out")" "$who: the command's pid inside"
+		cp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["child-pid"])' "$T_TMP/$who.info")
+		[ "$cp" -gt 2 ] || fail "$who: child-pid $cp is not a host pid"
+	done
+}
+
+run_tests
