@@ -1,7 +1,8 @@
 #!/bin/bash
-# Differential: what bwrap's --info-fd and --json-status-fd name as the
-# sandbox's process when there is no pid namespace (issue #10, item 3):
-# bwrap has no init then, so child-pid is the command itself.
+# Differential (issue #10, item 3): what bwrap's --info-fd and
+# --json-status-fd name as the sandbox's process when there is no pid
+# namespace (bwrap has no init then, so child-pid is the command itself),
+# and binding onto an existing destination of the other kind.
 source "$(dirname "$0")/difflib.bash"
 
 # The command prints its own pid ($$ of sh, in the caller's pid namespace);
@@ -39,6 +40,26 @@ t_info_fd_child_pid_with_pidns_is_not_command() {
 		cp=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["child-pid"])' "$T_TMP/$who.info")
 		[ "$cp" -gt 2 ] || fail "$who: child-pid $cp is not a host pid"
 	done
+}
+
+# Binding onto an existing destination of the other kind fails before any
+# mount, with bwrap's message (what creating the mount point says).
+t_bind_file_onto_existing_dir() {
+	need_bwrap
+	both_err --ro-bind / / --tmpfs /mnt --dir /mnt/d --bind /etc/hostname /mnt/d -- true
+	assert_eq 1 "$BRC" "exit code"
+	assert_eq "bwrap: Can't create file at /mnt/d: Is a directory" "$(head -n1 "$T_TMP/cloister.err")"
+}
+t_bind_dir_onto_existing_file() {
+	need_bwrap
+	both_err --ro-bind / / --tmpfs /mnt --bind /etc/hostname /mnt/f --bind /etc /mnt/f -- true
+	assert_eq 1 "$BRC" "exit code"
+	assert_eq "bwrap: Can't mkdir /mnt/f: Not a directory" "$(head -n1 "$T_TMP/cloister.err")"
+}
+# Same kind stays fine: a file on a file, a directory on a directory.
+t_bind_onto_existing_same_kind() {
+	both --ro-bind / / --tmpfs /mnt --bind /etc/hostname /mnt/f --ro-bind /etc/hostname /mnt/f \
+		--dir /mnt/d --ro-bind /usr /mnt/d -- sh -c 'cat /mnt/f; test -d /mnt/d/bin && echo dir'
 }
 
 run_tests
