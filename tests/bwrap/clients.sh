@@ -240,4 +240,44 @@ t_smithers() {
 	assert_contains "$EXPECT" "kill-KILL: left=nothing runner=cloister's bwrap" "smithers SIGKILL"
 }
 
+# The hardening policy reaches an unchanged Smithers (whose bubblewrap
+# runtime refuses memoryLimit/cpuLimit itself): a memory bomb is OOM-killed
+# and reported as the command's failure, a normal command still works.
+# Smithers passes bwrap only an allowlist of variables (PATH, TMPDIR, ...):
+# CLOISTER_BWRAP_POLICY never reaches it, /etc/cloister/bwrap.json does.
+# That file is shown to it through an overlay on /etc in a private mount
+# namespace (the host's /etc is shared with the whole machine and stays
+# untouched). cgroup limits: root only (unprivileged they are refused,
+# tests/bwrap/bwrap_policy.sh).
+if is_root; then
+sm_with_etc_policy() {  # CMD: like sm_report, with $T_TMP/policy.json as /etc/cloister/bwrap.json
+	rm -rf "$T_TMP/sm/.smithers/sandboxes/r1/s1/result"
+	mkdir -p "$T_TMP/etc-up" "$T_TMP/etc-work"
+	unshare -m --propagation private sh -c '
+		mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc-up,workdir=$1/etc-work" /etc &&
+		mkdir -p /etc/cloister && cp "$1/policy.json" /etc/cloister/bwrap.json || exit 99
+		shift; exec "$@"' _ "$T_TMP" env PATH="$IPATH" "$BIN/bun" \
+		"$TOP/tests/bwrap/clients/smithers-run.mjs" "$NPM" "$T_TMP/sm" 0 0 "$1" | grep '^{"ok"'
+}
+t_smithers_with_policy() {
+	local bomb="python3 -c 'b = bytearray(512 << 20); print(len(b))' >/result/out"
+	need_clients
+	mkdir -p "$T_TMP/sm"; chmod 755 "$T_TMP"
+	WHO=cloister; use_impl cloister
+	printf '{"memory":"64m","memory_swap":"64m","pids":64,"new_session":true,"seccomp":"default"}\n' >"$T_TMP/policy.json"
+	chmod 644 "$T_TMP/policy.json"
+	scenario bomb sm_report "$bomb" >"$T_TMP/res"
+	assert_contains "$(cat "$T_TMP/res")" '"result":{"out":"536870912\n"}' "without the policy the bomb runs"
+	CLOISTER_BWRAP_POLICY=$T_TMP/policy.json scenario bomb sm_report "$bomb" >"$T_TMP/res"
+	assert_contains "$(cat "$T_TMP/res")" '"result":{"out":"536870912\n"}' \
+		"Smithers drops CLOISTER_BWRAP_POLICY from bwrap's environment"
+	scenario bomb sm_with_etc_policy "$bomb" >"$T_TMP/res"
+	assert_eq 'bomb: rc=0 {"ok":false,"code":"SANDBOX_EXECUTION_FAILED","exitCode":137,"stdout":""} ' \
+		"$(cat "$T_TMP/res")" "with /etc/cloister/bwrap.json"
+	scenario hello sm_with_etc_policy 'echo hello >/result/out' >"$T_TMP/res"
+	assert_eq 'hello: rc=0 {"ok":true,"exitCode":0,"result":{"out":"hello\n"}} ' "$(cat "$T_TMP/res")" \
+		"a normal command with the policy"
+}
+fi
+
 [ "${CLIENTS_NO_RUN:-}" = 1 ] || run_tests
