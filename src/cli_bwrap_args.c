@@ -113,7 +113,10 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --timeout SECONDS            Kill the sandbox after SECONDS (exit 124)\n"
 	      "    --json-status FILE           cloister's status JSON\n"
 	      "    --publish SPEC               [IP:]HPORT:SPORT[/udp] (needs --unshare-net)\n"
-	      "    --forward-out SPEC           SPORT:HOST:HPORT (needs --unshare-net)\n", f);
+	      "    --forward-out SPEC           SPORT:HOST:HPORT (needs --unshare-net)\n"
+	      "  Environment:\n"
+	      "    CLOISTER_BWRAP_POLICY=FILE   Hardening policy for every run (else\n"
+	      "                                 /etc/cloister/bwrap.json if present)\n", f);
 }
 
 static bool level_prefix;
