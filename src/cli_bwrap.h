@@ -35,6 +35,7 @@ struct cl_bwrap {
 	bool chdir_seen, seccomp_seen;
 	uint64_t cap_add, cap_drop;
 	bool caps_touched;
+	bool not_a_security_boundary;   /* accepted, fail-closed all the same */
 	int args_depth;
 };
 

@@ -99,6 +99,7 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --new-session                Run the command in a new session (setsid)\n"
 	      "    --die-with-parent            SIGKILL the sandbox when its starting process dies\n"
 	      "    --as-pid-1                   The command is pid 1 itself, no reaper\n"
+	      "    --not-a-security-boundary    Accepted (0.12); cloister still fails closed\n"
 	      "    --cap-add CAP                Keep or add capability CAP (ALL for all)\n"
 	      "    --cap-drop CAP               Drop capability CAP (ALL for all)\n"
 	      "    --perms OCTAL                Mode of the next file-creating option\n"

@@ -62,4 +62,21 @@ t_bind_onto_existing_same_kind() {
 		--dir /mnt/d --ro-bind /usr /mnt/d -- sh -c 'cat /mnt/f; test -d /mnt/d/bin && echo dir'
 }
 
+# --not-a-security-boundary (bwrap 0.12) is accepted and changes nothing
+# cloister does (it stays fail-closed): the run equals Debian's 0.8 bwrap's
+# without the option, which 0.8 does not know.
+t_not_a_security_boundary_accepted() {
+	local args=(--ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib
+		--symlink usr/lib64 /lib64 --proc /proc --dev /dev --unshare-pid
+		sh -c 'grep -c . /proc/self/mountinfo; ls /dev | sort | tr "\n" " "; id -u')
+	need_bwrap
+	"$BW" --not-a-security-boundary --ro-bind / / true 2>"$T_TMP/e"
+	assert_eq "1 bwrap: Unknown option --not-a-security-boundary" "$? $(cat "$T_TMP/e")" \
+		"Debian's bwrap 0.8 does not know the option"
+	"$BW" "${args[@]}" >"$T_TMP/want" 2>&1 || fail "Debian's bwrap: $(cat "$T_TMP/want")"
+	"$CL" bwrap --not-a-security-boundary "${args[@]}" >"$T_TMP/got" 2>&1
+	assert_eq 0 "$?" "exit code ($(cat "$T_TMP/got"))"
+	assert_eq "$(cat "$T_TMP/want")" "$(cat "$T_TMP/got")" "the run, with the option"
+}
+
 run_tests
