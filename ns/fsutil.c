@@ -75,6 +75,32 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
 	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how, err);
 }
 
+/* An existing mount point of the other kind fails before any mount is
+ * tried (mounting a directory on a file, or a file on a directory, is
+ * EINVAL from the kernel), with bwrap's words where asked for: bwrap
+ * tries to create the node and reports what that creation says. */
+static int check_kind(int fd, const char *path, enum ns_node type, const struct ns_create *how,
+                      cl_error *err)
+{
+	struct stat st;
+	bool dir;
+
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return cl_fail(err, e, "inspecting %s", path);
+	}
+	dir = S_ISDIR(st.st_mode);
+	if (dir == (type == NS_NODE_DIR))
+		return fd;
+	close(fd);
+	if (how->bwrap_msgs)
+		return type == NS_NODE_DIR ? cl_fail(err, ENOTDIR, "Can't mkdir %s", path)
+		                           : cl_fail(err, EISDIR, "Can't create file at %s", path);
+	return cl_fail(err, dir ? EISDIR : ENOTDIR, "mount point %s exists and is not a %s", path,
+	               type == NS_NODE_DIR ? "directory" : "file");
+}
+
 int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
                    const struct ns_create *how, cl_error *err)
 {
@@ -83,11 +109,10 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	int fd, rc;
 
 	fd = ns_open_in_root(rootfd, path, O_PATH);
-	if (fd >= 0 || fd != -ENOENT) {
-		if (fd < 0)
-			return cl_fail(err, -fd, "resolving '%s'", path);
-		return fd;
-	}
+	if (fd >= 0)
+		return check_kind(fd, path, type, how, err);
+	if (fd != -ENOENT)
+		return cl_fail(err, -fd, "resolving '%s'", path);
 	dirfd = ns_ensure_parent(rootfd, path, &base, how, err);
 	if (dirfd < 0)
 		return dirfd;

@@ -655,8 +655,10 @@ static int launch_run(const struct cl_policy *p, const struct ns_session_ops *op
 		collect_cgroup(&s, st);
 		st->output_truncated = ns_output_finish(s.output, !s.timed_out);
 		if (st->output_truncated)
-			fprintf(stderr, "cloister: output cut at %llu bytes (--output-limit); the rest "
-			        "was discarded\n", (unsigned long long)p->output_limit);
+			fprintf(stderr, "%s: output cut at %llu bytes (%s); the rest was discarded\n",
+			        cl_error_prog, (unsigned long long)p->output_limit,
+			        p->hooks.bwrap_msgs ? "output_limit of the hardening policy"
+			                            : "--output-limit");
 		st->wall_ms = cl_mono_ms() - t0;
 		/* The command never ran when exec failed: bwrap reports no
 		 * exit-code then (clients read its absence as "not started"). */

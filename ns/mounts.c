@@ -145,7 +145,7 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 	if (need_dev && p->hooks.console_tty[0] &&
 	    (rc = clone_host_node(p->hooks.console_tty, true, &c->console, err)) < 0)
 		return rc;
-	if (need_proc && !p->hooks.bwrap_mounts)
+	if (need_proc && (!p->hooks.bwrap_mounts || p->hooks.proc_masks))
 		return clone_host_node("/dev/null", false, &c->devnull, err);
 	return 0;
 }
@@ -300,7 +300,7 @@ static int do_proc(struct mount_ctx *c, const struct cl_mount *m, int destfd, cl
 	procfd = ns_open_in_root(c->rootfd, m->dest, O_PATH | O_DIRECTORY);
 	if (procfd < 0)
 		return cl_fail(err, -procfd, "opening %s", m->dest);
-	if (c->p->hooks.bwrap_mounts)
+	if (c->p->hooks.bwrap_mounts && !c->p->hooks.proc_masks)
 		return proc_bwrap_covers(procfd, err);
 	for (size_t i = 0; i < sizeof(proc_mask_files) / sizeof(*proc_mask_files); i++)
 		if ((rc = mask_entry(c, procfd, proc_mask_files[i], false, &first_file, err)) < 0)

@@ -205,6 +205,13 @@ static void resolve_namespaces(struct cl_bwrap *b)
 		p->ns_flags |= CLONE_NEWUTS;
 	if (b->unshare_cgroup || (b->unshare_cgroup_try && access("/proc/self/ns/cgroup", F_OK) == 0))
 		p->ns_flags |= CLONE_NEWCGROUP;
+	/* Without a pid namespace of its own bwrap has no init: the command
+	 * is its child, and --info-fd's child-pid names the command. A lock
+	 * file (init holds the lock for the whole run) and port relays (init
+	 * makes their sockets in the sandbox's network) still need init. */
+	if (!(p->ns_flags & CLONE_NEWPID) && p->hooks.pidns_fd < 0 && !p->hooks.lock_file &&
+	    !p->n_ports && !p->n_forwards)
+		p->hooks.as_pid_1 = true;
 }
 
 /* Working directory: --chdir, else the caller's cwd if it exists inside,
@@ -242,23 +249,35 @@ static void cloexec_option_fds(const struct cl_policy *p)
 			fcntl(p->mounts[i].src_fd, F_SETFD, FD_CLOEXEC);
 }
 
+/* Order: bwrap's own checks first (their messages win), then the
+ * hardening policy's pid namespace before namespaces are resolved, its
+ * tightening after the argv's capabilities are (so it overrides them). */
 static int finish(struct cl_bwrap *b, cl_error *err)
 {
+	struct cl_bwrap_hardening h;
 	int rc = check_combinations(b, err);
 
 	if (rc < 0)
 		return rc;
-	resolve_namespaces(b);
-	/* The child-pid that --info-fd/--json-status-fd publish (init with
-	 * --unshare-pid) is a process whose namespaces the caller joins
-	 * (--userns/--pidns of a second bwrap): /proc/PID/ns of a
-	 * non-dumpable init would be root's. Only then does init stay
-	 * dumpable, as bwrap's own: once init has dropped its capabilities
-	 * the command (same uid) can ptrace it, so init must hold nothing
-	 * the command may not have. Its sync socket is the one thing: the
-	 * supervisor accepts messages only from init's pid (ns/sync.h). */
-	b->p->hooks.init_dumpable = b->p->hooks.info_fd >= 0 || b->p->hooks.status_fd >= 0;
-	rc = resolve_caps(b, err);
+	rc = cl_bwrap_hardening_load(&h, err);
+	if (rc == 0)
+		rc = cl_bwrap_hardening_pre(b, &h, err);
+	if (rc == 0) {
+		resolve_namespaces(b);
+		/* The child-pid that --info-fd/--json-status-fd publish (init with
+		 * --unshare-pid) is a process whose namespaces the caller joins
+		 * (--userns/--pidns of a second bwrap): /proc/PID/ns of a
+		 * non-dumpable init would be root's. Only then does init stay
+		 * dumpable, as bwrap's own: once init has dropped its capabilities
+		 * the command (same uid) can ptrace it, so init must hold nothing
+		 * the command may not have. Its sync socket is the one thing: the
+		 * supervisor accepts messages only from init's pid (ns/sync.h). */
+		b->p->hooks.init_dumpable = b->p->hooks.info_fd >= 0 || b->p->hooks.status_fd >= 0;
+		rc = resolve_caps(b, err);
+	}
+	if (rc == 0)
+		cl_bwrap_hardening_apply(b, &h);
+	cl_bwrap_hardening_free(&h);
 	return rc < 0 ? rc : resolve_cwd(b, err);
 }
 

@@ -35,6 +35,7 @@ struct cl_bwrap {
 	bool chdir_seen, seccomp_seen;
 	uint64_t cap_add, cap_drop;
 	bool caps_touched;
+	bool not_a_security_boundary;   /* accepted, fail-closed all the same */
 	int args_depth;
 };
 
@@ -58,6 +59,29 @@ int cl_bwrap_apply(struct cl_bwrap *b, int argc, char **argv, int *i, bool *know
 /* cloister's additions (--memory, --timeout, ...) and --level-prefix. */
 int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a,
                         cl_error *err);
+
+/* The opt-in hardening policy (docs/bwrap.md, "Hardening policy"): the
+ * file named by CL_BWRAP_POLICY_ENV, else CL_BWRAP_POLICY_FILE if it exists. */
+#define CL_BWRAP_POLICY_ENV "CLOISTER_BWRAP_POLICY"
+#define CL_BWRAP_POLICY_FILE "/etc/cloister/bwrap.json"
+struct cl_bwrap_hardening {
+	bool active;              /* a policy file was read */
+	uint64_t memory, pids, timeout_ms, output_limit;   /* 0 = not set */
+	int64_t memory_swap;      /* -1 = not set */
+	uint64_t cpu_quota_us, cpu_period_us;
+	bool seccomp_set;
+	enum cl_seccomp_mode seccomp;
+	char *seccomp_path;
+	bool new_session, drop_caps, proc_masks;
+};
+/* Reads the policy file, if any; without one h->active stays false. */
+int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, cl_error *err);
+/* What must be known before namespaces are resolved (timeout: own pid ns). */
+int cl_bwrap_hardening_pre(struct cl_bwrap *b, const struct cl_bwrap_hardening *h,
+                           cl_error *err);
+/* Tightens b->p with the policy, once the argv's own choices are resolved. */
+void cl_bwrap_hardening_apply(struct cl_bwrap *b, struct cl_bwrap_hardening *h);
+void cl_bwrap_hardening_free(struct cl_bwrap_hardening *h);
 
 /* `cloister bwrap ARGS` / argv[0] "bwrap": parse, run, exit code. */
 int cl_bwrap_main(int argc, char **argv);

@@ -99,6 +99,7 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --new-session                Run the command in a new session (setsid)\n"
 	      "    --die-with-parent            SIGKILL the sandbox when its starting process dies\n"
 	      "    --as-pid-1                   The command is pid 1 itself, no reaper\n"
+	      "    --not-a-security-boundary    Accepted (0.12); cloister still fails closed\n"
 	      "    --cap-add CAP                Keep or add capability CAP (ALL for all)\n"
 	      "    --cap-drop CAP               Drop capability CAP (ALL for all)\n"
 	      "    --perms OCTAL                Mode of the next file-creating option\n"
@@ -115,7 +116,10 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --publish SPEC               [IP:]HPORT:SPORT[/udp] (needs --unshare-net)\n"
 	      "    --forward-out SPEC           SPORT:HOST:HPORT (needs --unshare-net)\n"
 	      "    --workspace DIR              DIR writable as an overlay, DIR itself untouched\n"
-	      "    --diff-out FILE              The workspace's changes as a diff bundle\n", f);
+	      "    --diff-out FILE              The workspace's changes as a diff bundle\n"
+	      "  Environment:\n"
+	      "    CLOISTER_BWRAP_POLICY=FILE   Hardening policy for every run (else\n"
+	      "                                 /etc/cloister/bwrap.json if present)\n", f);
 }
 
 static bool level_prefix;

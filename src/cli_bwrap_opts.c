@@ -327,6 +327,13 @@ static int o_flag(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl
 		b->p->die_with_parent = b->p->hooks.supervisor_pdeathsig = true;
 	else if (strcmp(n, "--as-pid-1") == 0)
 		b->p->hooks.as_pid_1 = true;
+	/* bwrap 0.12: the caller allows a failed flag remount of a bind's
+	 * submounts to be a warning. cloister sets a bind's flags on its whole
+	 * tree in one mount_setattr(AT_RECURSIVE) and keeps failing closed
+	 * (docs/bwrap.md, "Differences that remain"); the option is accepted
+	 * so that callers passing it still run. */
+	else if (strcmp(n, "--not-a-security-boundary") == 0)
+		b->not_a_security_boundary = true;
 	else if (strcmp(n, "--help") == 0)
 		b->help = true;
 	else if (strcmp(n, "--version") == 0)
@@ -435,7 +442,7 @@ static const struct cl_bwrap_opt bw_opts[] = {
 	{"--block-fd", 1, o_fd, 0, false}, {"--userns-block-fd", 1, o_fd, 0, false},
 	{"--info-fd", 1, o_fd, 0, false}, {"--json-status-fd", 1, o_fd, 0, false},
 	{"--new-session", 0, o_flag, 0, false}, {"--die-with-parent", 0, o_flag, 0, false},
-	{"--as-pid-1", 0, o_flag, 0, false},
+	{"--as-pid-1", 0, o_flag, 0, false}, {"--not-a-security-boundary", 0, o_flag, 0, false},
 	{"--cap-add", 1, o_cap, 0, false}, {"--cap-drop", 1, o_cap, 0, false},
 	{"--perms", 1, o_modifier, 0, false}, {"--size", 1, o_modifier, 0, false},
 	/* cloister extensions (never change the meaning of a bwrap argv). */

@@ -103,6 +103,7 @@ struct cl_hooks {
 	bool init_dumpable;       /* init stays dumpable: its /proc/PID/ns is the caller's to open */
 	bool supervisor_pdeathsig;  /* die_with_parent covers the supervisor too (bwrap) */
 	bool bwrap_mounts;        /* --proc/--dev as bwrap mounts them: no /proc masks, /dev exec */
+	bool proc_masks;          /* with bwrap_mounts: cloister run's /proc masks all the same */
 	char console_tty[64];     /* "" or the caller's terminal, bound on DEV/console */
 	bool bwrap_msgs;          /* setup errors in bwrap's exact words (clients grep them) */
 };

@@ -8,11 +8,15 @@ BUILD="gcc make pkg-config libjansson-dev libcurl4-openssl-dev libcap-dev libmnl
 # libgit2.so.1.5 (and libcrypto.so.3 from libssl3) for workspace diffs.
 # dpkg-dev, xz-utils and python3-seccomp: tests/bwrap/upstream.sh unpacks
 # bubblewrap's source package and runs its seccomp test; libcap2-bin:
-# capsh, which both suites use to compare capability sets; npm: bun and
-# the pinned Smithers packages for tests/integration/smithers_provider.sh.
+# capsh, which both suites use to compare capability sets.
+# ripgrep, socat, curl: srt refuses to start without rg and socat, and the
+# client scenarios (tests/bwrap/clients.sh) fetch from a local server with
+# curl. The clients, bun and the Smithers packages come from npm: node's
+# own npm, which this machine kind has (Debian's npm package would replace
+# that node), so npm is not listed here.
 # git: tests/integration/workspace.sh checks that git apply accepts the
 # bundle's diffs, and bench P6 compares with git add -A && git diff --cached.
-TEST="docker.io openssh-server openssh-client bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang git npm"
+TEST="docker.io openssh-server openssh-client bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang git ripgrep socat curl"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"

@@ -65,8 +65,12 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 			cp -a build-asan/cloister "$copy/build-asan/"
 		# bubblewrap's suite, fetched and built by the root pass.
 		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
-		# the Smithers provider's npm packages, installed by the root pass
+		# npm installs made by the root pass: the Smithers provider's
+		# packages, and the real clients (hard links: ~1 GB).
 		[ -d build/smithers ] && cp -a build/smithers "$copy/build/" 2>/dev/null
+		[ -d build/clients/npm ] && mkdir -p "$copy/build/clients" &&
+			{ cp -al build/clients/npm "$copy/build/clients/" 2>/dev/null ||
+			  cp -a build/clients/npm "$copy/build/clients/"; }
 		cp -a tests bench bindings "$copy/" 2>/dev/null
 		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
 		chmod -R a+rX "$copy"; chmod 755 "$copy"

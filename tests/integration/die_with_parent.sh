@@ -56,8 +56,13 @@ t_bwrap_sigkill_before_init_pdeathsig() {
 }
 t_bwrap_no_pidns_sigkill_before_command_pdeathsig() {
 	# No pid namespace: init's death does not end the command; only its
-	# own parent-death signal and the check after it do.
-	command_window bwrap --die-with-parent --unshare-user --ro-bind / / -- sleep 300
+	# own parent-death signal and the check after it do. (Without a pid
+	# namespace bwrap mode has an init only when something needs one, as
+	# --lock-file does; otherwise the command is cloister's child, as with
+	# bwrap, and t_bwrap_sigkill_before_init_pdeathsig covers its window.)
+	touch "$T_TMP/lock"
+	command_window bwrap --die-with-parent --unshare-user --ro-bind / / --bind "$T_TMP" "$T_TMP" \
+		--lock-file "$T_TMP/lock" -- sleep 300
 }
 
 run_tests
