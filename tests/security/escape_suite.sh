@@ -24,6 +24,8 @@ IDENT=$(is_root && echo root || echo user)
 WRAPPERS=(
 	"run gate"      # cloister run, defaults (+ the limits in res_opts)
 	"cbwrap gate"   # cloister's bwrap front-end, Smithers' bubblewrap argv
+	# the same, with the opt-in hardening policy (docs/bwrap.md)
+	'cbwrap_policy gate cbwrap CLOISTER_BWRAP_POLICY=$FIX/policy.json'
 	"bwrap info"    # Debian's /usr/bin/bwrap, the same argv
 )
 
@@ -53,7 +55,13 @@ expect cbwrap "bwrap passes the caller's open fds on (that is how --file/--args 
 # --json-status-fd publish its child-pid (Smithers' argv does neither), and
 # then the supervisor still believes only init's own pid
 # (tests/security/sync_forge.sh).
+expect cbwrap_policy "bwrap passes the caller's open fds on; the policy does not change what the argv asks for (Smithers' spawn gives the sandbox only stdio)" \
+	files_leaked_fds
+expect cbwrap_policy "bwrap mode shares the caller's terminal (no pty of its own); the policy's new session and seccomp profile stop TIOCSTI and signals to the caller's group, not settings made through the terminal fd the sandbox was given (Smithers gives it only pipes)" \
+	tty_line_discipline tty_window_size tty_termios
 if is_root; then
+	expect cbwrap "root caller: bwrap maps the sandbox's uid 0 to host root, the owner of init's /proc/1/fd even with init non-dumpable: its fd numbers list, none of them opens (init_steal_fd, init_exe_handle)" init_fds
+	expect cbwrap_policy "root caller: as for cbwrap, the sandbox's uid 0 owns init's /proc/1/fd: fd numbers list, none opens" init_fds
 	expect cbwrap "root caller: bwrap maps root to root and keeps its capabilities inside the new user namespace (Debian's bwrap does the same with this argv); host root's powers over /proc/sys, raw sockets, mounts and setuid programs follow" \
 		priv_capability_sets_zero priv_setuid_gains_nothing priv_proc_sys_write priv_core_pattern_write \
 		mount_tmpfs mount_remount_root_rw mount_fsopen mount_open_tree mount_setattr_clear_ro mount_chroot \
@@ -113,6 +121,8 @@ res_opts() {
 }
 MEM_OK=0
 "$CL" run --memory 256m -- true 2>/dev/null && MEM_OK=1
+[ $MEM_OK = 1 ] || expect cbwrap_policy "OPEN: no cgroup this caller may use here (cloister check: --memory no), so the policy can set no memory or task limit (and Smithers' /tmp has no size)" \
+	res_fork_bomb res_memory_bomb res_tmpfs_fill
 [ $MEM_OK = 1 ] || EXPECT[run:res_memory_bomb]="OPEN: no cgroup this caller may use here (cloister check: --memory no), so no memory limit can be set"
 argv_run() {
 	ARGV=("$CL" run --ro "$SBX/request:/workspace" -w /workspace $(res_opts "$1") -- /workspace/escprobe "$@")
@@ -129,6 +139,15 @@ smithers_argv() {  # BWRAP-BINARY PROBE ARGS...
 	for p in /usr /bin /lib /lib64; do [ -e $p ] && ARGV+=(--ro-bind $p $p); done
 	ARGV+=(/bin/sh -lc "exec /workspace/escprobe $*")
 }
+# The hardening policy an unchanged client gets from /etc/cloister/bwrap.json
+# (here through CLOISTER_BWRAP_POLICY): cloister's seccomp profile, a new
+# session, no capabilities, the /proc masks, a timeout, an output cap, and
+# the cgroup limits where this caller has a cgroup for them.
+POLICY_LIMITS=""
+[ $MEM_OK = 1 ] && POLICY_LIMITS='"memory":"256m","pids":256,'
+printf '{%s"timeout":120,"output_limit":"1m","seccomp":"default","new_session":true,"drop_capabilities":true,"proc_masks":true}\n' \
+	"$POLICY_LIMITS" >"$FIX/policy.json"
+chmod 644 "$FIX/policy.json"
 argv_cbwrap() { smithers_argv "$CL" "$@"; ARGV=("${ARGV[0]}" bwrap "${ARGV[@]:1}"); }
 argv_bwrap() { smithers_argv /usr/bin/bwrap "$@"; }
 # Derived wrappers (a BASE in WRAPPERS): BASE's argv under env VAR=VALUE...
@@ -155,8 +174,12 @@ attempt() {
 	case $rc in
 	0) VERDICT=blocked ;;
 	1) VERDICT=escaped ;;
-	137) # a memory limit's OOM kill may take the whole sandbox
-		[ "$p" = res_memory_bomb ] && VERDICT=blocked LINE="the sandbox was OOM-killed" || VERDICT=broken ;;
+	137) # a memory limit's OOM kill may take the whole sandbox (tmpfs
+	     # pages are charged to the sandbox's memory cgroup too)
+		case $p in
+		res_memory_bomb|res_tmpfs_fill) VERDICT=blocked LINE="the sandbox was OOM-killed" ;;
+		*) VERDICT=broken ;;
+		esac ;;
 	*) VERDICT=broken ;;
 	esac
 }
