@@ -40,7 +40,7 @@ s = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandle
 open(sys.argv[1] + ".tmp", "w").write(str(s.server_port))
 import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 s.serve_forever()' "$T_TMP/port" >/dev/null 2>&1 &
-	wait_for_path "$T_TMP/port" || fail "test server did not start"
+	wait_until test -e "$T_TMP/port" || fail "test server did not start"
 	PORT=$(cat "$T_TMP/port")
 }
 CURL='curl -sS -m 10 -o /dev/null -w "%{http_code}\n"'

@@ -1,6 +1,6 @@
 #!/bin/bash
-# The core isolation suites (tests/integration/core.sh, network.sh and
-# tests/security/escape.sh) inside the pure cgroup v2 guest, on the
+# The core isolation suites (tests/integration/core.sh, network.sh,
+# tests/security/escape.sh and session.sh) inside the pure cgroup v2 guest, on the
 # Debian kernel: as root, then core and escape as the unprivileged test user
 # (the relay code does not depend on the kernel; the host runs network.sh
 # as both users). Runs in the same
@@ -22,7 +22,9 @@ timed() {  # label command...: runs it, then says how long it took
 	"$@"
 	echo "vm-core: $1 $2 took $((SECONDS - t)) s"
 }
-SUITES="tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh"
+# session.sh as root: a session's execs are cloned into its cgroup with
+# CLONE_INTO_CGROUP, which only a cgroup v2 host exercises.
+SUITES="tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh tests/integration/session.sh"
 for s in $SUITES; do
 	timed env TFILE_PREFIX=vm- bash "$W/$s" </dev/null
 done
