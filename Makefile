@@ -52,7 +52,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan mutate deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan fuzz fuzz-build mutate deps demo check check-unit check-vm bench bench-quick install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -106,6 +106,26 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 asan:
 	+@$(SUBMAKE) B=build-asan STATIC_LIBS=0 CFLAGS="-O2 -g $(ASAN_FLAGS) -Wno-format-truncation" \
 		LDFLAGS="$(ASAN_FLAGS)" build-asan/cloister
+
+# `make fuzz`: one libFuzzer target per parser (tests/fuzz/fuzz_*.c), built
+# with Debian's clang, ASan and UBSan into build-fuzz/ (its own object tree:
+# every object carries the fuzzer's coverage instrumentation). UBSan does
+# not recover: undefined behaviour is a crash the fuzzer reports.
+# tests/fuzz/run.sh replays the committed corpus and regression inputs,
+# then fuzzes each target for FUZZ_SECONDS (default 60).
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 60
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libcloister.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(ALL_LDFLAGS) $< build-fuzz/libcloister.a $(LIBS) -o $@
+fuzz-build:
+	+@$(SUBMAKE) B=build-fuzz CC=$(FUZZ_CC) STATIC_LIBS=0 \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" \
+		$(FUZZ_TARGETS:%=build-fuzz/fuzz/%)
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./tests/fuzz/run.sh $(FUZZ)
 
 # Bench programs: floor and par are linked like cloister (PIE, dynamic) so
 # the floor pays the same loader cost; getppid and blast run inside
@@ -170,6 +190,6 @@ install: $(B)/cloister
 		install -m 0755 $(B)/cloister $(DESTDIR)$(PREFIX)/libexec/cloister/bwrap
 
 clean:
-	rm -rf $(B) build-asan
+	rm -rf $(B) build-asan build-fuzz
 
 -include $(shell find $(B) -path $(B)/matrix -prune -o -name '*.d' -print 2>/dev/null)

@@ -89,7 +89,10 @@ static int sandbox_run(int argc, char **argv)
 	uint64_t fd;
 
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc then drops all of a previous call's state, including
+	 * its place inside a bundle of short options ("-wX"), which otherwise
+	 * points into that call's argv (a use after free when it is gone). */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': spec_path = optarg; break;
