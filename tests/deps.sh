@@ -6,8 +6,11 @@ set -u
 BUILD="gcc make pkg-config libjansson-dev libcap-dev libmnl-dev libseccomp-dev libnl-route-3-dev libsqlite3-dev"
 # dpkg-dev, xz-utils and python3-seccomp: tests/bwrap/upstream.sh unpacks
 # bubblewrap's source package and runs its seccomp test; libcap2-bin:
-# capsh, which both suites use to compare capability sets.
-TEST="bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang"
+# capsh, which both suites use to compare capability sets. clang and
+# libclang-rt-14-dev (libFuzzer and the sanitizer runtimes; only a
+# recommendation of clang-14), cppcheck, clang-tidy and valgrind: make fuzz, lint and
+# check-valgrind (tests/integration/fuzz.sh, lint.sh).
+TEST="bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang libclang-rt-14-dev cppcheck clang-tidy valgrind"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"

@@ -124,7 +124,7 @@ static int sandbox_run(int argc, char **argv)
 		sb_error_clear(&e);
 		return 125;
 	}
-	if (!o.dry_run && (rc = st_store_open(s.root_dir, &store, &e)) < 0) {
+	if (!o.dry_run && st_store_open(s.root_dir, &store, &e) < 0) {
 		sb_collect_secrets(&s, &secrets);
 		print_error(&e, json, &secrets);
 		goto out;

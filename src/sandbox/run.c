@@ -190,8 +190,11 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		                           "input", r->s->input ? r->s->input : json_object());
 		cl_autofree char *text = json_dumps(readme, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		json_decref(readme);
-		if (!text || (rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+		if (!text)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
+		rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644);
+		if (rc < 0)
+			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the request README.md");
 		*bytes = strlen(text);
 	}
 	return write_request_files(r, e);

@@ -4,15 +4,19 @@
  * FZ_ARGS_FD, which the words can name ("--args", "10").
  *
  * The parser closes the fds that options name (when the policy is freed
- * and on a repeated --seccomp) and reads --args fds: fds 0..FZ_FDS-1 are
- * kept open on /dev/null (stdin included, so no read waits on a
- * terminal), reopened before each input, so an input can only close or
- * read fds the harness owns. libFuzzer holds no fd of its own while an
+ * and on a repeated --seccomp) and reads --args fds: fds 3..FZ_FDS-1 are
+ * kept open on /dev/null, reopened before each input, so an input can
+ * only close or read fds the harness owns. stdin is /dev/null (no read
+ * waits on a terminal); 0-2 are saved at FZ_SAVED..FZ_SAVED+2 and put
+ * back after each input, which an input naming those numbers could undo:
+ * such inputs are skipped. libFuzzer holds no fd of its own while an
  * input runs as long as it does not symbolize (tests/fuzz/run.sh passes
  * -print_funcs=0: otherwise it keeps pipes to llvm-symbolizer open, on
  * fds an input could name). */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,6 +30,7 @@
 
 #define FZ_FDS 16
 #define FZ_ARGS_FD 10
+#define FZ_SAVED 1021     /* below the usual RLIMIT_NOFILE soft limit, 1024 */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -34,6 +39,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (null < 0 || dup2(null, 0) < 0)
 		abort();
 	close(null);
+	for (int fd = 0; fd < 3; fd++)
+		if (dup2(fd, FZ_SAVED + fd) < 0)
+			abort();
 	clearenv();
 	setenv("PATH", "/usr/bin:/bin", 1);
 	setenv("HOME", "/root", 1);
@@ -62,6 +70,30 @@ static void reset_fds(const uint8_t *args, size_t len)
 		close(m);
 }
 
+/* Puts back 0-2 if the input closed them. */
+static void restore_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0)
+			dup2(FZ_SAVED + fd, fd);
+}
+
+/* Does the input name one of the saved fds (as a whole word)? */
+static bool names_saved_fd(const uint8_t *data, size_t len)
+{
+	char w[8];
+
+	for (int fd = FZ_SAVED; fd < FZ_SAVED + 3; fd++) {
+		int n = snprintf(w, sizeof(w), "%d", fd);
+		for (const uint8_t *p = data; p && (p = memmem(p, len - (size_t)(p - data), w, (size_t)n));
+		     p++)
+			if ((p == data || p[-1] == 0 || p[-1] == 0xff) &&
+			    (p + n == data + len || p[n] == 0 || p[n] == 0xff))
+				return true;
+	}
+	return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	const uint8_t *sep = memchr(data, 0xff, len);
@@ -72,6 +104,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	int argc;
 	char **argv;
 
+	if (names_saved_fd(data, len))
+		return 0;
 	reset_fds(sep ? sep + 1 : data, sep ? len - words - 1 : 0);
 	argv = fz_argv("bwrap", data, words, &argc);
 	if (!argv)
@@ -81,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		free(cl_policy_to_json(&p));
 	cl_strv_free(b.ovl_src);
 	cl_policy_free(&p);
+	restore_stdio();
 	fz_argv_free(argv);
 	return 0;
 }
