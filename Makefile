@@ -52,7 +52,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan check-asan fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -152,6 +152,14 @@ lint:
 # possible); any finding fails (tests/lint/valgrind.sh).
 check-valgrind: $(UNIT_BIN)
 	@./tests/lint/valgrind.sh $(UNIT_BIN)
+
+# `make soak`: SOAK_RUNS (default 500) launches broken on purpose: SIGKILL
+# at random points, strace-injected SIGKILLs and syscall errors; nothing
+# may be left behind (tests/soak/soak.sh). make check runs a short one
+# (tests/integration/soak.sh).
+SOAK_RUNS ?= 500
+soak: all
+	@SOAK_RUNS=$(SOAK_RUNS) ./tests/soak/soak.sh
 
 # Bench programs: floor and par are linked like cloister (PIE, dynamic) so
 # the floor pays the same loader cost; getppid and blast run inside
