@@ -73,7 +73,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan mutate deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -129,9 +129,63 @@ $(B)/tests/%.so: tests/preload/%.c
 # reports arguments it cannot prove non-NULL as NULL (false positives in
 # code that is warning-free in the normal build).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_MAKE = $(SUBMAKE) B=build-asan STATIC_LIBS=0 CFLAGS="-O2 -g $(ASAN_FLAGS) -Wno-format-truncation" \
+		LDFLAGS="$(ASAN_FLAGS)"
 asan:
-	+@$(SUBMAKE) B=build-asan STATIC_LIBS=0 CFLAGS="-O2 -g $(ASAN_FLAGS) -Wno-format-truncation" \
-		LDFLAGS="$(ASAN_FLAGS)" build-asan/cloister
+	+@$(ASAN_MAKE) build-asan/cloister
+
+# `make check-asan`: the whole suite (tests/run.sh, root and unprivileged
+# passes) against build-asan/cloister and unit tests built with ASan and
+# UBSan (CLOISTER_BUILD=build-asan; the helpers stay uninstrumented).
+# A sanitizer report ends the process with exit code 86, which no test
+# expects; leaks are not checked (the supervisor exits without freeing;
+# make check-valgrind covers leaks in the unit tests). CHECK_ASAN=FILTER
+# runs the suites whose path contains FILTER.
+ASAN_RUN_OPTIONS := detect_leaks=0:halt_on_error=1:exitcode=86:detect_stack_use_after_return=0
+check-asan: deps
+	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
+	+@$(ASAN_MAKE) build-asan/cloister $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
+	@CLOISTER_BUILD=build-asan ASAN_OPTIONS=$(ASAN_RUN_OPTIONS) \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ./tests/run.sh $(CHECK_ASAN)
+
+# `make fuzz`: one libFuzzer target per parser (tests/fuzz/fuzz_*.c), built
+# with Debian's clang, ASan and UBSan into build-fuzz/ (its own object tree:
+# every object carries the fuzzer's coverage instrumentation). UBSan does
+# not recover: undefined behaviour is a crash the fuzzer reports.
+# tests/fuzz/run.sh replays the committed corpus and regression inputs,
+# then fuzzes each target for FUZZ_SECONDS (default 60).
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_SECONDS ?= 60
+build-fuzz/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h build-fuzz/libcloister.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(ALL_LDFLAGS) $< build-fuzz/libcloister.a $(LIBS) -o $@
+fuzz-build:
+	+@$(SUBMAKE) B=build-fuzz CC=$(FUZZ_CC) STATIC_LIBS=0 \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link $(FUZZ_SAN)" LDFLAGS="$(FUZZ_SAN)" \
+		$(FUZZ_TARGETS:%=build-fuzz/fuzz/%)
+fuzz: fuzz-build
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./tests/fuzz/run.sh $(FUZZ)
+
+# `make lint`: cppcheck and clang-tidy over the product's sources, clean
+# with the committed configuration (.clang-tidy, tests/lint/).
+lint:
+	@./tests/lint/lint.sh
+
+# `make check-valgrind`: every unit test under valgrind's memcheck: no
+# invalid access, no uninitialised use, no leak (definite, indirect or
+# possible); any finding fails (tests/lint/valgrind.sh).
+check-valgrind: $(UNIT_BIN)
+	@./tests/lint/valgrind.sh $(UNIT_BIN)
+
+# `make soak`: SOAK_RUNS (default 500) launches broken on purpose: SIGKILL
+# at random points, strace-injected SIGKILLs and syscall errors; nothing
+# may be left behind (tests/soak/soak.sh). make check runs a short one
+# (tests/integration/soak.sh).
+SOAK_RUNS ?= 500
+soak: all
+	@SOAK_RUNS=$(SOAK_RUNS) ./tests/soak/soak.sh
 
 # Bench programs: floor and par are linked like cloister (PIE, dynamic) so
 # the floor pays the same loader cost; getppid and blast run inside
@@ -196,6 +250,6 @@ install: $(B)/cloister
 		install -m 0755 $(B)/cloister $(DESTDIR)$(PREFIX)/libexec/cloister/bwrap
 
 clean:
-	rm -rf $(B) build-asan
+	rm -rf $(B) build-asan build-fuzz
 
 -include $(shell find $(B) -path $(B)/matrix -prune -o -name '*.d' -print 2>/dev/null)

@@ -123,7 +123,7 @@ static int v1_create(struct cg_handle *h, const struct cl_limits *l, cl_error *e
 		{"cpuacct", "--cpus", false},
 		{"pids", "--pids", l->pids != 0},
 	};
-	dev_t seen[CG_V1_MAX];
+	dev_t seen[CG_V1_MAX] = {0};
 	size_t n_seen = 0;
 
 	for (size_t i = 0; i < CG_V1_MAX; i++) {
@@ -191,9 +191,8 @@ static int v1_collect(struct cg_handle *h, struct cg_stats *st)
 		int fd = h->dirs[h->mem].fd;
 		/* oom_kill counts kills in this memcg (Linux >= 4.13); failcnt
 		 * (limit hits) is the best older kernels give. */
-		if (cg_read_key(fd, "memory.oom_control", "oom_kill", &v) == 0)
-			st->oom_killed = v > 0;
-		else if (cg_read_i64(fd, "memory.failcnt", &v) == 0)
+		if (cg_read_key(fd, "memory.oom_control", "oom_kill", &v) == 0 ||
+		    cg_read_i64(fd, "memory.failcnt", &v) == 0)
 			st->oom_killed = v > 0;
 		if (cg_read_i64(fd, "memory.max_usage_in_bytes", &v) == 0)
 			st->memory_peak = v;

@@ -344,6 +344,7 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * init's page tables is wasted work. init is suspended meanwhile; the
 	 * command never returns from cmd_exec (it execs or _exits), and it
 	 * has its own fd table, fs state, credentials and seccomp filter. */
+	/* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.vfork): see above */
 	cmd = vfork();
 	if (cmd < 0)
 		init_fail(c, "starting the command");

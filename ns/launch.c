@@ -420,13 +420,20 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 }
 
 /* After the cgroup attach and the report documents: lets the child run the
- * command. A child that already failed has closed its end; its setup error
- * is still queued on the sync socket for supervise() to read, so a failed
- * send is not an error of its own. */
-static void release_child(const struct supervision *s, const struct ns_child *c)
+ * command. A child that already failed has closed its end (EPIPE); its
+ * setup error is still queued on the sync socket for supervise() to read,
+ * so that is not an error of its own. Any other failure leaves a child
+ * that waits for the "go" forever: an error (the caller kills it). */
+static int release_child(const struct supervision *s, const struct ns_child *c, cl_error *err)
 {
-	if (c->wait_go)
-		ns_msg_send(s->sync_fd, NS_MSG_GO, 0, 0, "go", "");
+	int rc;
+
+	if (!c->wait_go)
+		return 0;
+	rc = ns_msg_send(s->sync_fd, NS_MSG_GO, 0, 0, "go", "");
+	if (rc == 0 || rc == -EPIPE || rc == -ECONNRESET)
+		return 0;
+	return cl_fail(err, -rc, "starting the sandbox's command (sync socket)");
 }
 
 /* A root caller's sandbox becomes an unprivileged host identity: its bind
@@ -633,7 +640,7 @@ static int launch_run(const struct cl_policy *p, const struct ns_session_ops *op
 	if (rc == 0)
 		rc = ns_hooks_started(p, s.pid, err);
 	if (rc == 0)
-		release_child(&s, &c);
+		rc = release_child(&s, &c, err);
 	/* After the "go": init only reports ready once it runs. */
 	if (rc == 0 && ops)
 		rc = start_session(p, &s, &c, &prog, err);

@@ -75,7 +75,8 @@ static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, cha
 		return cl_error_code(err);
 	if (m->src_fd >= 0)
 		path = fdpath;
-	if (m->flags & CL_MF_KEEP_SYMLINK) {
+	/* (Only the default system binds keep symlinks: they have a path.) */
+	if ((m->flags & CL_MF_KEEP_SYMLINK) && m->src) {
 		char buf[PATH_MAX];
 		ssize_t n = readlink(m->src, buf, sizeof(buf) - 1);
 		if (n > 0) {
@@ -617,8 +618,12 @@ int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_
 	c.trees = calloc(p->n_mounts + 1, sizeof(int));
 	c.links = calloc(p->n_mounts + 1, sizeof(char *));
 	c.ovl = calloc(p->n_mounts + 1, sizeof(*c.ovl));
-	if (!c.trees || !c.links || !c.ovl)
+	if (!c.trees || !c.links || !c.ovl) {
+		free(c.trees);
+		free(c.links);
+		free(c.ovl);
 		return cl_fail(err, ENOMEM, "preparing mounts");
+	}
 	for (size_t i = 0; i < p->n_mounts; i++)
 		c.trees[i] = -1;
 	for (size_t i = 0; i < N_DEV_NODES; i++)

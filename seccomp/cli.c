@@ -41,7 +41,10 @@ static int parse(int argc, char **argv, bool compile, struct opts *o, cl_error *
 	uint64_t m;
 	int c;
 
-	optind = 1;
+	/* 0, not 1: glibc then drops all of a previous call's state, including
+	 * its place inside a bundle of short options ("-wX"), which otherwise
+	 * points into that call's argv (a use after free when it is gone). */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (c) {

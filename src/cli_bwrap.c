@@ -227,6 +227,8 @@ static int resolve_cwd(struct cl_bwrap *b, cl_error *err)
 		if (!p->workdir)
 			return cl_fail(err, ENOMEM, "reading the current directory");
 	}
+	/* (p->workdir is the policy's: cl_policy_free frees it) */
+	/* NOLINTNEXTLINE(clang-analyzer-unix.Malloc) */
 	return cl_policy_setenv(p, "PWD", p->workdir) < 0 ? cl_fail(err, ENOMEM, "PWD") : 0;
 }
 
@@ -335,7 +337,7 @@ static int run(struct cl_bwrap *b)
 
 int cl_bwrap_main(int argc, char **argv)
 {
-	struct cl_policy p;
+	struct cl_policy p = {0};
 	struct cl_bwrap b = {.p = &p};
 	cl_error err = {0};
 	int rc;

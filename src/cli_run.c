@@ -384,6 +384,8 @@ static bool id_mapped_here(const char *file, unsigned long id)
 
 	if (!f)
 		return false;
+	/* The kernel writes this file: three decimal numbers a line. */
+	/* NOLINTNEXTLINE(cert-err34-c) */
 	while (!found && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
 		found = id >= in && id - in < n;
 	fclose(f);
@@ -444,7 +446,10 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 	cl_policy_init(p);
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc then drops all of a previous call's state, including
+	 * its place inside a bundle of short options ("-wX"), which otherwise
+	 * points into that call's argv (a use after free when it is gone). */
+	optind = 0;
 	/* "+": stop at the first non-option, the command's own flags follow. */
 	while (rc == 0 && (c = getopt_long(argc, argv, "+w:h", run_options, NULL)) != -1) {
 		if (c == '?' || c == ':') {

@@ -1,5 +1,6 @@
 /* The error contract: negative errno codes plus a message that gathers
  * context as it travels up, printed once as a single line. */
+#define CL_ERROR_IMPL
 #include "src/error.h"
 
 #include <errno.h>

@@ -29,4 +29,17 @@ void cl_error_print(const cl_error *err);
 /* Code to return for err (negative). */
 int cl_error_code(const cl_error *err);
 
+/* For clang's static analyzer only (`make lint`; compilers never define
+ * __clang_analyzer__): it reads one file at a time and cannot see that
+ * these always return a negative code, so it would follow the "success"
+ * side of every `if (cl_fail(...) < 0)`. The wrappers state the contract
+ * above; error.c defines CL_ERROR_IMPL to see the functions themselves. */
+#if defined(__clang_analyzer__) && !defined(CL_ERROR_IMPL)
+#define CL_NEGATIVE(call) ({ int cl_neg_ = (call); cl_neg_ < 0 ? cl_neg_ : -1; })
+#define cl_fail(...) CL_NEGATIVE((cl_fail)(__VA_ARGS__))
+#define cl_fail_errno(...) CL_NEGATIVE((cl_fail_errno)(__VA_ARGS__))
+#define cl_wrap(...) CL_NEGATIVE((cl_wrap)(__VA_ARGS__))
+#define cl_error_code(e) CL_NEGATIVE((cl_error_code)(e))
+#endif
+
 #endif

@@ -196,7 +196,8 @@ int cl_policy_setenv(struct cl_policy *p, const char *key, const char *value)
 
 	if (!kv)
 		return -ENOMEM;
-	memcpy(kv, key, klen);
+	/* "KEY=" then VALUE with its NUL: the result is terminated. */
+	memcpy(kv, key, klen); /* NOLINT(bugprone-not-null-terminated-result) */
 	kv[klen] = '=';
 	memcpy(kv + klen + 1, value, vlen + 1);
 	if (p->env && p->env[i]) {

@@ -3,7 +3,9 @@
 # prints one PASS/FAIL/SKIP line that tests/run.sh counts.
 set -u
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-CL=${CLOISTER:-$TOP/build/cloister}
+# CLOISTER_BUILD: the build tree cloister comes from (make check-asan:
+# build-asan); the helpers are always build/tests' (static, uninstrumented).
+CL=${CLOISTER:-$TOP/${CLOISTER_BUILD:-build}/cloister}
 HELPERS=${HELPERS:-$TOP/build/tests}
 TFILE=${TFILE_PREFIX:-}$(basename "$0" .sh)   # prefix: e.g. "vm-" in the guest
 T_TMP=""

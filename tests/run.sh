@@ -17,6 +17,11 @@ for a in "$@"; do
 	esac
 done
 TEST_USER=${CLOISTER_TEST_USER:-cloister-test}
+# The tree cloister and the unit tests come from: build, or build-asan for
+# `make check-asan` (tests/lib.sh reads the same variable).
+UB=${CLOISTER_BUILD:-build}
+case $UB in /*|*..*|"") echo "CLOISTER_BUILD must be a directory under the tree: '$UB'"; exit 2 ;; esac
+export CLOISTER_BUILD=$UB
 LOG=$(mktemp /tmp/cloister-tests.XXXXXX)
 chmod 644 "$LOG"
 
@@ -39,7 +44,7 @@ run_group() {  # label, command...
 	fi
 }
 
-for t in build/tests/test_*; do
+for t in "$UB"/tests/test_*; do
 	[ -x "$t" ] || continue
 	[ -n "$FILTER" ] && [[ $t != *$FILTER* ]] && continue
 	run_group "$t" "$t"
@@ -63,6 +68,10 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 		cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
 		[ -x build-asan/cloister ] && mkdir -p "$copy/build-asan" &&
 			cp -a build-asan/cloister "$copy/build-asan/"
+		if [ "$UB" != build ]; then
+			mkdir -p "$copy/$UB/tests"
+			cp -a "$UB/cloister" "$copy/$UB/" && cp -a "$UB"/tests/test_* "$copy/$UB/tests/" 2>/dev/null
+		fi
 		# bubblewrap's suite, fetched and built by the root pass.
 		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
 		# npm installs made by the root pass: the Smithers provider's
@@ -75,6 +84,7 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
 		chmod -R a+rX "$copy"; chmod 755 "$copy"
 		runuser -u "$TEST_USER" -- env CI="${CI:-}" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \
+			CLOISTER_BUILD="$UB" ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
 			bash "$copy/tests/run.sh" --as-user-pass $FILTER >>"$LOG.user" 2>&1
 		cat "$LOG.user"; cat "$LOG.user" >>"$LOG"
 		rm -rf "$copy" "$LOG.user"

@@ -89,7 +89,10 @@ static int sandbox_run(int argc, char **argv)
 	uint64_t fd;
 
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc then drops all of a previous call's state, including
+	 * its place inside a bundle of short options ("-wX"), which otherwise
+	 * points into that call's argv (a use after free when it is gone). */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 's': spec_path = optarg; break;
@@ -121,7 +124,7 @@ static int sandbox_run(int argc, char **argv)
 		sb_error_clear(&e);
 		return 125;
 	}
-	if (!o.dry_run && (rc = st_store_open(s.root_dir, &store, &e)) < 0) {
+	if (!o.dry_run && st_store_open(s.root_dir, &store, &e) < 0) {
 		sb_collect_secrets(&s, &secrets);
 		print_error(&e, json, &secrets);
 		goto out;

@@ -177,7 +177,8 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		json_decref(readme);
 		if (!text)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
-		if ((rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644)) < 0)
+		rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644);
+		if (rc < 0)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the request README.md");
 		*bytes = strlen(text);
 	}

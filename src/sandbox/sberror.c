@@ -1,5 +1,6 @@
 /* Sandbox errors: Smithers' codes and messages carried next to cloister's
  * cl_error, rendered as one JSON object or one readable line. */
+#define CL_ERROR_IMPL
 #include "src/sandbox/sberror.h"
 
 #include <errno.h>

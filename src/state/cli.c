@@ -96,7 +96,8 @@ int st_cli_ps_main(int argc, char **argv)
 		const char *r = root_arg(argc, argv, &i);
 		if (r)
 			root = r;
-		else if (strcmp(argv[i], "--json") == 0)
+		/* argv[i] with i < argc is never NULL (root_arg stays below argc) */
+		else if (strcmp(argv[i], "--json") == 0) /* NOLINT(clang-analyzer-core.NonNullParamChecker) */
 			json = true;
 		else {
 			fprintf(stderr, "usage: cloister ps [--json] [--root DIR]\n");
@@ -158,7 +159,8 @@ int st_cli_events_main(int argc, char **argv)
 		const char *r = root_arg(argc, argv, &i);
 		if (r)
 			root = r;
-		else if (!run && argv[i][0] != '-')
+		/* argv[i] with i < argc is never NULL (root_arg stays below argc) */
+		else if (!run && argv[i][0] != '-') /* NOLINT(clang-analyzer-core.NullDereference) */
 			run = argv[i];
 		else
 			run = NULL, i = argc;

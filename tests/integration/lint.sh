@@ -1,0 +1,33 @@
+#!/bin/bash
+# Static analysis and valgrind: `make lint` (cppcheck and clang-tidy with
+# the committed configuration) finds nothing, and every unit test runs
+# clean under valgrind's memcheck (`make check-valgrind`). lint needs the
+# sources: root pass only (the unprivileged pass runs on a copy without
+# them); valgrind runs in both.
+source "$(dirname "$0")/../lib.sh"
+# Not part of make check-asan (CLOISTER_BUILD=build-asan): nothing here
+# depends on which cloister binary the suites run.
+[ "${CLOISTER_BUILD:-build}" = build ] || exit 0
+# clang-tidy over the tree takes about two minutes on a quiet 2-core box.
+T_LIMIT=${T_LIMIT:-1200}
+
+if is_root; then
+	t_lint_clean() {
+		"$TOP/tests/lint/lint.sh" >"$T_TMP/lint.log" 2>&1 ||
+			fail "$(grep -v '^lint: clean' "$T_TMP/lint.log" | grep -m4 -E 'error|warning|lint:' | tr '\n' ' ')"
+		grep -q '^lint: clean' "$T_TMP/lint.log" || fail "lint did not report clean: $(tail -2 "$T_TMP/lint.log")"
+	}
+fi
+
+t_unit_tests_under_valgrind() {
+	local units
+	units=$(ls "$TOP"/build/tests/test_* 2>/dev/null)
+	[ -n "$units" ] || fail "no unit test binaries in $TOP/build/tests"
+	# shellcheck disable=SC2086
+	(cd "$TOP" && tests/lint/valgrind.sh $units) >"$T_TMP/vg.log" 2>&1 ||
+		fail "$(grep -m3 FAIL "$T_TMP/vg.log" | tr '\n' ' ')"
+	[ "$(grep -c '^PASS valgrind' "$T_TMP/vg.log")" = "$(echo "$units" | wc -l)" ] ||
+		fail "not every unit test ran: $(cat "$T_TMP/vg.log")"
+}
+
+run_tests
