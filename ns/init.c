@@ -181,12 +181,9 @@ static void serve_socket_request(int sync_fd)
 		close(fd);
 }
 
-/* Waits for the command, serving signals and socket requests. */
-static int init_loop(struct ns_child *c, pid_t cmd, int sfd)
+/* Waits for init's next signal, serving socket requests meanwhile. */
+static void next_signal(struct ns_child *c, int sfd, struct signalfd_siginfo *si)
 {
-	struct signalfd_siginfo si;
-	int status = 0;
-
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{.fd = sfd, .events = POLLIN},
@@ -196,8 +193,19 @@ static int init_loop(struct ns_child *c, pid_t cmd, int sfd)
 			continue;
 		if (pfd[1].revents & POLLIN)
 			serve_socket_request(c->sync_fd);
-		if (!(pfd[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-			continue;
+		if ((pfd[0].revents & POLLIN) && read(sfd, si, sizeof(*si)) == (ssize_t)sizeof(*si))
+			return;
+	}
+}
+
+/* Waits for the command, serving signals and socket requests. */
+static int init_loop(struct ns_child *c, pid_t cmd, int sfd)
+{
+	struct signalfd_siginfo si;
+	int status = 0;
+
+	for (;;) {
+		next_signal(c, sfd, &si);
 		if (si.ssi_signo != SIGCHLD) {
 			forward(c, cmd, (int)si.ssi_signo, si.ssi_code);
 			continue;
@@ -282,16 +290,7 @@ _Noreturn static void session_loop(struct ns_child *c, int sfd)
 	 * nothing an exec could take from it. */
 	ns_msg_send(c->sync_fd, NS_MSG_READY, 0, 0, "ready", "");
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{.fd = sfd, .events = POLLIN},
-			{.fd = c->serve_sockets ? c->sync_fd : -1, .events = POLLIN},
-		};
-		if (poll(pfd, 2, -1) < 0)
-			continue;
-		if (pfd[1].revents & POLLIN)
-			serve_socket_request(c->sync_fd);
-		if (!(pfd[0].revents & POLLIN) || read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-			continue;
+		next_signal(c, sfd, &si);
 		if (si.ssi_signo == SIGCHLD)
 			while (waitpid(-1, NULL, WNOHANG) > 0)
 				;

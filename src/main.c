@@ -98,12 +98,9 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	if (o.dry_run) {
-		char *json = cl_policy_to_json(&p);
-		if (json)
-			puts(json);
-		free(json);
+		rc = cl_policy_print_json(&p);
 		cl_policy_free(&p);
-		return json ? 0 : EXIT_SETUP;
+		return rc < 0 ? EXIT_SETUP : 0;
 	}
 	cl_status_init(&st);
 	/* A workspace's overlay and diff are the native runtime's (docker

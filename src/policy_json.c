@@ -4,6 +4,8 @@
 
 #include <jansson.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 static const char *mount_kind_name(enum cl_mount_kind k)
 {
@@ -145,4 +147,14 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return s;
+}
+
+int cl_policy_print_json(const struct cl_policy *p)
+{
+	char *json = cl_policy_to_json(p);
+
+	if (json)
+		puts(json);
+	free(json);
+	return json ? 0 : -1;
 }

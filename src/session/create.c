@@ -233,12 +233,9 @@ int ss_cli_create_main(int argc, char **argv)
 		return EXIT_SETUP;
 	}
 	if (ro.dry_run) {
-		char *json = cl_policy_to_json(&p);
-		if (json)
-			puts(json);
-		free(json);
+		rc = cl_policy_print_json(&p);
 		cl_policy_free(&p);
-		return json ? 0 : EXIT_SETUP;
+		return rc < 0 ? EXIT_SETUP : 0;
 	}
 	rc = start(&p, &o);
 	cl_policy_free(&p);
