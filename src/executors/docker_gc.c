@@ -35,6 +35,8 @@ static unsigned long long start_time(long pid)
 	buf[n] = '\0';
 	/* The command name may hold spaces and ')': fields follow the last ')'. */
 	p = strrchr(buf, ')');
+	/* The kernel writes this file: decimal fields, no overflow to detect. */
+	/* NOLINTNEXTLINE(cert-err34-c) */
 	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
 	                "%*d %*d %*d %llu", &v) != 1)
 		v = 0;

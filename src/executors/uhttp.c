@@ -28,7 +28,7 @@ int uh_connect(const char *sock, cl_error *err)
 
 	if (strlen(sock) >= sizeof(a.sun_path))
 		return cl_fail(err, ENAMETOOLONG, "docker socket path %s", sock);
-	strcpy(a.sun_path, sock);
+	memcpy(a.sun_path, sock, strlen(sock) + 1);   /* length checked above */
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return cl_fail_errno(err, "creating a socket for %s", sock);
@@ -142,12 +142,25 @@ static bool has_header(const char *head, size_t hlen, const char *name, const ch
 	return false;
 }
 
+/* The status code of an HTTP/1.x status line, or -1. */
+static int status_of(const char *line)
+{
+	char *end;
+	long v;
+
+	if (strncmp(line, "HTTP/1.", 7) || line[7] < '0' || line[7] > '9' || line[8] != ' ')
+		return -1;
+	errno = 0;
+	v = strtol(line + 9, &end, 10);
+	return !errno && end == line + 12 && v >= 100 && v <= 599 ? (int)v : -1;
+}
+
 static int parse_response(char *buf, size_t n, struct uh_resp *r, cl_error *err)
 {
 	char *sep = memmem(buf, n, "\r\n\r\n", 4);
 	size_t hlen, blen;
 
-	if (!sep || sscanf(buf, "HTTP/1.%*d %d", &r->status) != 1)
+	if (!sep || (r->status = status_of(buf)) < 0)
 		return cl_fail(err, EPROTO, "reading the docker response: not HTTP");
 	hlen = (size_t)(sep - buf);
 	blen = n - hlen - 4;
@@ -224,10 +237,11 @@ int uh_hijack(const char *sock, const char *path, cl_error *err)
 			break;
 	}
 	head[n] = '\0';
-	if (sscanf(head, "HTTP/1.%*d %d", &status) != 1 || (status != 101 && status != 200)) {
+	status = status_of(head);
+	if (status != 101 && status != 200) {
 		close(fd);
 		return cl_fail(err, EPROTO, "attaching to the container: the daemon answered %.80s",
-		               status ? strchr(head, ' ') + 1 : "nothing");
+		               status > 0 ? strchr(head, ' ') + 1 : n ? head : "nothing");
 	}
 	return fd;
 }

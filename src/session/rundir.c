@@ -109,6 +109,8 @@ uint64_t ss_proc_start(pid_t pid)
 	/* A zombie has exited: it serves nothing any more. */
 	if (p && (p[1] != ' ' || p[2] == 'Z' || p[2] == 'X'))
 		return 0;
+	/* The kernel writes this file: decimal fields, no overflow to detect. */
+	/* NOLINTNEXTLINE(cert-err34-c) */
 	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
 	                 "%*d %*d %*d %*d %llu", &v) != 1)
 		return 0;

@@ -369,13 +369,13 @@ enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool che
 	}
 	for (size_t i = 0; i < c.n && rc >= 0 && !c.fatal; i++)
 		rc = verify_one(&c, &c.jobs[i], json_array_get(patches, i));
+	/* Nothing is committed unless every job verified: a host failure
+	 * or a conflict stops before the first write. */
 	if (c.fatal)
 		res = WS_BAD_BUNDLE;
-	else if (rc < 0)
-		res = WS_IO_FAILED;
-	else if (c.conflicts)
+	else if (rc >= 0 && c.conflicts)
 		res = WS_CONFLICT;
-	else if (!check_only && commit(&c) < 0)
+	else if (rc < 0 || (!check_only && commit(&c) < 0))
 		res = WS_IO_FAILED;
 	for (size_t i = 0; i < c.n; i++) {
 		free(c.jobs[i].data);

@@ -19,6 +19,8 @@ enum ws_apply_result {
 /* Loads and checks a bundle file (shape, limits, every path). NULL with
  * err set ("TOOL_PATH_ESCAPE: ..." for a path leaving the tree). */
 json_t *ws_bundle_load(const char *file, cl_error *err);
+/* The same checks on a bundle already in memory (file names it in errors). */
+json_t *ws_bundle_parse(const char *text, size_t len, const char *file, cl_error *err);
 /* Applies bundle to target (check_only: verify, write nothing). Conflicts
  * are printed to report, one line per path. */
 enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool check_only, FILE *report,

@@ -153,7 +153,7 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 		}
 		n++;
 	}
-	if (rc == 0)
+	if (rc == 0 && n)
 		qsort(names, n, sizeof(*names), name_cmp);
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		rc = entry(a, dirfd(d), names[i], prefix, depth, err);
@@ -177,9 +177,9 @@ int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err)
 	ws_oidcache_close(&a.cache);
 	if (rc == 0) {
 		ws_sha256(a.s ? a.s : "", a.len, h);
-		memcpy(out, "sha256:", 7);
+		int k = snprintf(out, 72, "sha256:");
 		for (int i = 0; i < 32; i++)
-			sprintf(out + 7 + 2 * i, "%02x", h[i]);
+			snprintf(out + k + 2 * i, 72 - (size_t)(k + 2 * i), "%02x", h[i]);
 	}
 	free(a.s);
 	return rc;

@@ -66,23 +66,13 @@ static int check_patch(json_t *p, size_t i, cl_error *err)
 	return 0;
 }
 
-json_t *ws_bundle_load(const char *file, cl_error *err)
+json_t *ws_bundle_parse(const char *text, size_t len, const char *file, cl_error *err)
 {
-	cl_autoclose int fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : dup(0);
-	cl_autofree char *text = NULL;
 	json_error_t je;
 	json_t *b, *patches;
-	size_t len, i;
+	size_t i;
 	int rc;
 
-	if (fd < 0) {
-		cl_fail_errno(err, "reading bundle %s", file);
-		return NULL;
-	}
-	if ((rc = cl_read_all(fd, MAX_FILE, &text, &len)) < 0) {
-		cl_fail(err, -rc, "reading bundle %s", file);
-		return NULL;
-	}
 	if (!(b = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je))) {
 		cl_fail(err, 0, "bundle %s is not JSON: %s (line %d)", file, je.text, je.line);
 		return NULL;
@@ -115,4 +105,22 @@ json_t *ws_bundle_load(const char *file, cl_error *err)
 	}
 	json_decref(b);
 	return NULL;
+}
+
+json_t *ws_bundle_load(const char *file, cl_error *err)
+{
+	cl_autoclose int fd = strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : dup(0);
+	cl_autofree char *text = NULL;
+	size_t len;
+	int rc;
+
+	if (fd < 0) {
+		cl_fail_errno(err, "reading bundle %s", file);
+		return NULL;
+	}
+	if ((rc = cl_read_all(fd, MAX_FILE, &text, &len)) < 0) {
+		cl_fail(err, -rc, "reading bundle %s", file);
+		return NULL;
+	}
+	return ws_bundle_parse(text, len, file, err);
 }

@@ -106,7 +106,9 @@ static struct line *split(const char *buf, size_t len, size_t *count)
 	size_t n = 0, cap = 64;
 	struct line *v = malloc(cap * sizeof(*v));
 
-	for (size_t at = 0; v && at < len;) {
+	if (!v)
+		return NULL;
+	for (size_t at = 0; at < len;) {
 		const char *nl = memchr(buf + at, '\n', len - at);
 		size_t l = nl ? (size_t)(nl - (buf + at)) : len - at;
 		if (n == cap) {
@@ -148,7 +150,10 @@ static void put(struct out *o, const char *s, size_t n, bool nl)
 		o->s = p;
 		o->cap = cap;
 	}
-	memcpy(o->s + o->len, s, n);
+	if (!o->s)   /* (cannot be: need > 0 made it above) */
+		return;
+	if (n)
+		memcpy(o->s + o->len, s, n);
 	o->len += n;
 	if (nl)
 		o->s[o->len++] = '\n';

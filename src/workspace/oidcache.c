@@ -110,6 +110,9 @@ static void load(struct ws_oidcache *c)
 		struct ws_oid_ent e = {0};
 		const char *end = memchr(text + at, '\0', len - at);
 		int used = 0;
+		/* Our own cache file, in the caller's state dir (no sandbox can
+		 * write it); a damaged entry fails the match and drops the cache. */
+		/* NOLINTNEXTLINE(cert-err34-c) */
 		if (!end || sscanf(text + at, "%llu %llu %lld %lld.%lld %lld.%lld %llo %40[0-9a-f] %n", &e.dev,
 		                   &e.ino, &e.size, &e.ms, &e.mns, &e.cs, &e.cns, &e.mode, e.oid, &used) != 9 ||
 		    !used || strlen(e.oid) != WS_OID_HEX || !(e.path = strdup(text + at + used)) || add(c, &e) < 0) {

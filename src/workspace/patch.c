@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "src/workspace/wsdl.h"
@@ -51,9 +52,39 @@ void ws_blob_id(const char *data, size_t len, char out[WS_OID_HEX + 1])
 	out[WS_OID_HEX] = '\0';
 }
 
+bool ws_utf8_valid(const char *data, size_t len)
+{
+	const unsigned char *c = (const unsigned char *)data, *end = c + len;
+
+	while (c < end) {
+		size_t n = *c < 0x80 ? 1 : (*c & 0xe0) == 0xc0 ? 2 : (*c & 0xf0) == 0xe0 ? 3 :
+		           (*c & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp;
+
+		if (!n || (size_t)(end - c) < n)
+			return false;
+		cp = n == 1 ? *c : *c & (0x7f >> n);
+		for (size_t i = 1; i < n; i++) {
+			if ((c[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (c[i] & 0x3f);
+		}
+		/* Overlong forms, surrogates and values past U+10FFFF are not
+		 * UTF-8 either (jansson refuses them too). */
+		if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+			return false;
+		c += n;
+	}
+	return true;
+}
+
+/* git calls a file binary when a NUL is in its first 8000 bytes. A text
+ * patch is a JSON string, which must be UTF-8: any other text goes as
+ * binary (its full content in base64) too. */
 bool ws_is_binary(const char *data, size_t len)
 {
-	return memchr(data, '\0', len < 8000 ? len : 8000) != NULL;
+	return memchr(data, '\0', len < 8000 ? len : 8000) != NULL || !ws_utf8_valid(data, len);
 }
 
 static const char *mode_of(const struct ws_side *s)
@@ -213,8 +244,8 @@ char *ws_b64_encode(const unsigned char *in, size_t len)
 		             (i + 2 < len ? in[i + 2] : 0);
 		*o++ = b64[v >> 18 & 63];
 		*o++ = b64[v >> 12 & 63];
-		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
-		*o++ = i + 2 < len ? b64[v & 63] : '=';
+		*o++ = (char)(i + 1 < len ? b64[v >> 6 & 63] : '=');
+		*o++ = (char)(i + 2 < len ? b64[v & 63] : '=');
 	}
 	*o = '\0';
 	return out;

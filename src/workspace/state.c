@@ -167,7 +167,7 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 		return cl_fail_errno(err, "--workspace %s: opening it as a directory", p->workspace);
 	if ((rc = ws_state_root(root, len - 16, err)) < 0)
 		return rc;
-	strcat(root, "/workspaces");
+	snprintf(root + strlen(root), len - strlen(root), "/workspaces");
 	/* Resolved before anything is made: DIR is never written, and what
 	 * is created below the existing part is never a link. */
 	if ((rc = resolve_existing(root, real, sizeof(real), err)) < 0 ||
@@ -398,7 +398,7 @@ void ws_gc(void)
 
 	if (ws_state_root(root, sizeof(root) - 16, &err) < 0)
 		return;
-	strcat(root, "/workspaces");
+	snprintf(root + strlen(root), sizeof(root) - strlen(root), "/workspaces");
 	pfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0 || !(d = fdopendir(pfd))) {
 		if (pfd >= 0)

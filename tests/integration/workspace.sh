@@ -517,6 +517,28 @@ t_root_default_identity_gets_an_idmapped_copy() {
 }
 fi
 
+# Text that is not UTF-8 (Latin-1 here) cannot be a JSON string: it goes
+# as binary content and applies back byte for byte; a name that is not
+# UTF-8 is refused with the rest of the capture, never half-written.
+t_non_utf8_content_and_names() {
+	setup
+	cp -a "$W" "$T_TMP/target"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" --env W="$W" -- \
+		sh -c 'printf "caf\351\n" >"$W/latin1.txt" && printf "\377\376x" >"$W/src/main.c"'
+	assert_eq 0 "$RC" "run ($ERR)"
+	assert_eq "True True" "$(py '" ".join(str("binaryContent" in p) for p in j["patches"])' <"$T_TMP/b.json")" "both as binary"
+	clr diff apply "$T_TMP/b.json" "$T_TMP/target"
+	assert_eq 0 "$RC" "apply ($ERR)"
+	cmp "$T_TMP/target/latin1.txt" <(printf 'caf\351\n') || fail "latin1.txt differs after apply"
+	cmp "$T_TMP/target/src/main.c" <(printf '\377\376x') || fail "main.c differs after apply"
+	rm -f "$T_TMP/b.json"
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" --env W="$W" -- \
+		sh -c 'printf x >"$W/$(printf "bad\377")"'
+	assert_eq 125 "$RC" "a name that is not UTF-8"
+	assert_contains "$ERR" "invalid UTF-8"
+	[ ! -e "$T_TMP/b.json" ] || fail "a bundle was written"
+}
+
 t_workspace_refused_on_other_runtimes() {
 	local d; d=$(mktemp -d "$T_TMP/wsrt.XXXXXX")
 	for rt in docker codeplane; do

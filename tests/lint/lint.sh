@@ -21,13 +21,14 @@ rc=0
 # style is left out (scope and const suggestions, not defects).
 if ! cppcheck -q -j"$JOBS" --std=c11 --enable=warning,portability,performance \
      --library=tests/lint/jansson.cfg --suppressions-list=tests/lint/cppcheck.supp \
-     --inline-suppr --error-exitcode=1 -D_GNU_SOURCE -I. $SRC >"$log" 2>&1; then
+     --inline-suppr --error-exitcode=1 -D_GNU_SOURCE -DCL_NATIVE=1 -I. $SRC >"$log" 2>&1; then
 	echo "lint: cppcheck findings:"; cat "$log"; rc=1
 fi
-# clang-tidy: the checks of .clang-tidy; compiled as the build does.
+# clang-tidy: the checks of .clang-tidy; compiled as the build does (the
+# native build: CL_NATIVE=1, as the Makefile's default NATIVE).
 : >"$log"
-printf '%s\n' $SRC | xargs -P"$JOBS" -I{} clang-tidy --quiet {} -- -std=gnu17 -D_GNU_SOURCE -I. \
-	$(pkg-config --cflags jansson libcap libmnl libseccomp sqlite3 2>/dev/null) >>"$log" 2>&1
+printf '%s\n' $SRC | xargs -P"$JOBS" -I{} clang-tidy --quiet {} -- -std=gnu17 -D_GNU_SOURCE -DCL_NATIVE=1 -I. \
+	$(pkg-config --cflags jansson libcap libmnl libseccomp sqlite3 libgit2 2>/dev/null) >>"$log" 2>&1
 if grep -qE '(warning|error): ' "$log"; then
 	echo "lint: clang-tidy findings:"; grep -E -A3 '(warning|error): ' "$log"; rc=1
 fi
