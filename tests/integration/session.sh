@@ -247,10 +247,12 @@ t_ls_and_rm_leave_nothing() {
 
 t_idle_timeout_reaps() {
 	local sup
-	mk --idle-timeout 1
+	# The exec must reach the session before the idle timeout ends it:
+	# 5 s leaves room for a slow (TCG) machine between create and exec.
+	mk --idle-timeout 5
 	sup=$(field "$SID" supervisor_pid)
 	# busy longer than the idle timeout: not reaped while a command runs
-	clr exec "$SID" -- sleep 2.5; assert_eq 0 "$RC" "exec across the idle timeout"
+	clr exec "$SID" -- sleep 7; assert_eq 0 "$RC" "exec across the idle timeout"
 	wait_until gone_pid "$sup" || fail "idle session not reaped"
 	wait_until not_listed "$SID" || fail "idle session still listed"
 	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
