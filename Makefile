@@ -139,14 +139,14 @@ asan:
 # UBSan (CLOISTER_BUILD=build-asan; the helpers stay uninstrumented).
 # A sanitizer report ends the process with exit code 86, which no test
 # expects; leaks are not checked (the supervisor exits without freeing;
-# make check-valgrind covers leaks in the unit tests). CHECK_ASAN=FILTER
-# runs the suites whose path contains FILTER.
+# make check-valgrind covers leaks in the unit tests). CHECK_ASAN=REGEX
+# runs the suites whose path matches REGEX (tests/run.sh).
 ASAN_RUN_OPTIONS := detect_leaks=0:halt_on_error=1:exitcode=86:detect_stack_use_after_return=0
 check-asan: deps
 	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
 	+@$(ASAN_MAKE) build-asan/cloister $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
 	@CLOISTER_BUILD=build-asan ASAN_OPTIONS=$(ASAN_RUN_OPTIONS) \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ./tests/run.sh $(CHECK_ASAN)
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ./tests/run.sh $(if $(CHECK_ASAN),'$(CHECK_ASAN)')
 
 # `make fuzz`: one libFuzzer target per parser (tests/fuzz/fuzz_*.c), built
 # with Debian's clang, ASan and UBSan into build-fuzz/ (its own object tree:
