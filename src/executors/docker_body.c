@@ -146,13 +146,16 @@ static json_t *caps_json(uint64_t keep, cl_error *err, int *rc)
  * ports reach the container (the host's stack itself is never shared). */
 static int network(const struct cl_policy *p, json_t *top, json_t *host, cl_error *err)
 {
-	json_t *exposed = json_object(), *bindings = json_object();
+	json_t *exposed, *bindings;
 
 	if (p->network == CL_NET_NONE && p->n_ports)
 		return cl_fail(err, 0, "--publish needs network on the docker executor (docker "
 		               "ignores published ports with network none); add --network host");
 	if (p->n_forwards)
 		return cl_fail(err, 0, "--forward-out is not supported by the docker executor");
+	/* After the refusals: nothing to free on their way out. */
+	exposed = json_object();
+	bindings = json_object();
 	json_object_set_new(host, "NetworkMode", json_string(p->network == CL_NET_NONE ? "none"
 	                                                                               : "bridge"));
 	for (size_t i = 0; i < p->n_ports; i++) {
