@@ -38,8 +38,9 @@ static int acc_add(struct acc *a, const char *mode, const char *path, const char
 		a->s = p;
 		a->cap = cap;
 	}
-	a->len += (size_t)sprintf(a->s + a->len, "%s %s", mode, path) + 1;   /* keeps the NUL */
-	a->len += (size_t)sprintf(a->s + a->len, "%s\n", oid);
+	/* need (above) covers both; snprintf bounds them all the same. */
+	a->len += (size_t)snprintf(a->s + a->len, a->cap - a->len, "%s %s", mode, path) + 1;   /* keeps the NUL */
+	a->len += (size_t)snprintf(a->s + a->len, a->cap - a->len, "%s\n", oid);
 	return 0;
 }
 

@@ -142,7 +142,7 @@ void ws_oidcache_open(struct ws_oidcache *c, int dir_fd, const char *skip)
 	n = snprintf(buf, sizeof(buf), "%s%c%s", real, 0, skip ? skip : "");
 	ws_sha256(buf, (size_t)n, h);
 	for (int i = 0; i < 32; i++)
-		sprintf(c->key + 2 * i, "%02x", h[i]);
+		snprintf(c->key + 2 * i, sizeof(c->key) - 2 * (size_t)i, "%02x", h[i]);
 	/* The state root exists (the workspace run dir is in it). */
 	sfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0)
