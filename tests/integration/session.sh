@@ -245,14 +245,34 @@ t_ls_and_rm_leave_nothing() {
 	clr rm "$SID"; assert_eq 125 "$RC" "rm again"
 }
 
+# The session's supervisor pid, read from its info file with builtins only
+# (no process started: the idle clock is running).
+info_pid() {  # SID
+	local line
+	while IFS= read -r line; do
+		case $line in pid=*) echo "${line#pid=}"; return ;; esac
+	done <"$RUNDIR/$1/info"
+}
+
 t_idle_timeout_reaps() {
-	local sup
-	# The exec must reach the session before the idle timeout ends it:
-	# 5 s leaves room for a slow (TCG) machine between create and exec.
-	mk --idle-timeout 5
-	sup=$(field "$SID" supervisor_pid)
-	# busy longer than the idle timeout: not reaped while a command runs
-	clr exec "$SID" -- sleep 7; assert_eq 0 "$RC" "exec across the idle timeout"
+	local sup idle t0 elapsed
+	# The exec must reach the session before the idle timeout ends it. On a
+	# machine too slow for that (a loaded TCG guest), the session is gone
+	# only once the timeout has passed: then the test tries again with a
+	# longer one. Gone any earlier is the bug this test looks for.
+	for idle in 5 15 40; do
+		t0=$EPOCHREALTIME   # before create: its idle clock starts inside create
+		mk --idle-timeout "$idle"
+		sup=$(info_pid "$SID")
+		# busy longer than the idle timeout: not reaped while a command runs
+		clr exec "$SID" -- sleep $((idle + 2))
+		[ "$RC" = 125 ] || break   # only "session gone" can mean too slow
+		elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", b - a }')
+		[ "$elapsed" -ge "$idle" ] || fail "reaped after ${elapsed} s, before the ${idle} s idle timeout ($ERR)"
+		echo "    # exec reached the session only after ${elapsed} s; again with a longer timeout"
+		wait_until gone_pid "$sup" || fail "idle session not reaped"
+	done
+	assert_eq 0 "$RC" "exec across the idle timeout ($ERR)"
 	wait_until gone_pid "$sup" || fail "idle session not reaped"
 	wait_until not_listed "$SID" || fail "idle session still listed"
 	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
