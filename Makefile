@@ -181,11 +181,14 @@ check-valgrind: $(UNIT_BIN)
 
 # `make soak`: SOAK_RUNS (default 500) launches broken on purpose: SIGKILL
 # at random points, strace-injected SIGKILLs and syscall errors; nothing
-# may be left behind (tests/soak/soak.sh). make check runs a short one
+# may be left behind (tests/soak/soak.sh). Then as many sandbox-mode runs
+# broken the same way, after which the state database must be whole and
+# every row final (tests/soak/soak_sandbox.sh). make check runs short ones
 # (tests/integration/soak.sh).
 SOAK_RUNS ?= 500
 soak: all
 	@SOAK_RUNS=$(SOAK_RUNS) ./tests/soak/soak.sh
+	@SOAK_RUNS=$(SOAK_RUNS) ./tests/soak/soak_sandbox.sh
 
 # Bench programs: floor and par are linked like cloister (PIE, dynamic) so
 # the floor pays the same loader cost; getppid and blast run inside

@@ -213,12 +213,13 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 			json_object_set_new(out, "streamLogPath", b.has_logs ? json_string(logs) : json_null());
 		}
 		json_object_set_new(out, "execution", execution_json(x));
-		sb_run_update(r, b.status, json_pack("{s:s?,s:s?,s:s?,s:s}", "remoteRunId", m.remote_run_id,
-		                              "workspaceId", m.workspace_id, "containerId", m.container_id,
-		                              "bundlePath", m.bundle_path));
-		sb_run_event(r, "SandboxCompleted",
-		      json_pack("{s:s?,s:s,s:s,s:f}", "remoteRunId", m.remote_run_id, "runtime", r->s->runtime,
-		                "status", b.status, "durationMs", sb_run_mono_ms() - r->child_started));
+		sb_run_finish(r, b.status, json_pack("{s:s?,s:s?,s:s?,s:s}", "remoteRunId", m.remote_run_id,
+		                             "workspaceId", m.workspace_id, "containerId", m.container_id,
+		                             "bundlePath", m.bundle_path),
+		              "SandboxCompleted",
+		              json_pack("{s:s?,s:s,s:s,s:f}", "remoteRunId", m.remote_run_id, "runtime",
+		                        r->s->runtime, "status", b.status, "durationMs",
+		                        sb_run_mono_ms() - r->child_started));
 		sb_run_progress(r, "completed", 100, json_pack("{s:s}", "status", b.status));
 		*result = out;
 	}

@@ -57,24 +57,43 @@ void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
 	json_decref(o);
 }
 
-/* Emits type with payload fields (stolen) plus the common ones. */
-void sb_run_event(struct run *r, const char *type, json_t *payload)
+/* The text of event type: payload's fields (stolen) plus the common ones,
+ * scrubbed of secrets; NULL when there is no memory. */
+static char *event_text(struct run *r, const char *type, json_t *payload)
 {
-	cl_autofree char *text = NULL;
+	char *text;
 
 	json_object_set_new(payload, "type", json_string(type));
 	json_object_set_new(payload, "runId", json_string(r->s->run_id));
 	json_object_set_new(payload, "sandboxId", json_string(r->s->sandbox_id));
 	json_object_set_new(payload, "timestampMs", json_integer(cl_wall_ms()));
-	if (r->o->store && r->o->store->event && (text = sb_dumps_scrubbed(r->secrets, payload)))
-		r->o->store->event(r->o->store->ctx, r->s, type, text);
+	text = sb_dumps_scrubbed(r->secrets, payload);
 	json_decref(payload);
+	return text;
+}
+
+void sb_run_event(struct run *r, const char *type, json_t *payload)
+{
+	cl_autofree char *text = event_text(r, type, payload);
+
+	if (text && r->o->store && r->o->store->event)
+		r->o->store->event(r->o->store->ctx, r->s, type, text);
 }
 
 void sb_run_update(struct run *r, const char *status, json_t *fields)
 {
 	if (r->o->store && r->o->store->update)
-		r->o->store->update(r->o->store->ctx, r->s, status, fields);
+		r->o->store->update(r->o->store->ctx, r->s, status, fields, NULL, NULL);
+	if (fields)
+		json_decref(fields);
+}
+
+void sb_run_finish(struct run *r, const char *status, json_t *fields, const char *type, json_t *payload)
+{
+	cl_autofree char *text = event_text(r, type, payload);
+
+	if (r->o->store && r->o->store->update)
+		r->o->store->update(r->o->store->ctx, r->s, status, fields, text ? type : NULL, text);
 	if (fields)
 		json_decref(fields);
 }
@@ -421,8 +440,8 @@ int sb_run(const struct sb_spec *s, const struct sb_run_opts *o, struct sb_secre
 		json_t *err = sb_error_to_json(e);
 		const char *reason = json_string_value(json_object_get(e->details, "reason"));
 		bool cancelled = reason && strcmp(reason, "cancelled") == 0;
-		sb_run_update(&r, cancelled ? "cancelled" : "failed", json_pack("{s:s}", "bundlePath", r.l.result));
-		sb_run_event(&r, "SandboxFailed", json_pack("{s:s,s:o}", "runtime", r.s->runtime, "error", err));
+		sb_run_finish(&r, cancelled ? "cancelled" : "failed", json_pack("{s:s}", "bundlePath", r.l.result),
+		              "SandboxFailed", json_pack("{s:s,s:o}", "runtime", r.s->runtime, "error", err));
 		sb_run_progress(&r, "failed", 100, json_pack("{s:s}", "error", e->base.msg));
 		*exit_code = rc == -ETIMEDOUT ? 124 : cancelled
 		             ? 128 + (int)json_integer_value(json_object_get(e->details, "signal"))

@@ -16,8 +16,12 @@ struct sb_store {
 	/* Before create: admission (concurrency limit) and the pending row. */
 	int (*admit)(void *ctx, const struct sb_spec *s, const char *config_json, struct sb_error *e);
 	/* Row update: status plus any of remoteRunId/workspaceId/containerId/
-	 * bundlePath in fields. */
-	void (*update)(void *ctx, const struct sb_spec *s, const char *status, json_t *fields);
+	 * bundlePath in fields; with ev_type, event ev_payload is recorded in
+	 * the same transaction (a final status and its SandboxCompleted or
+	 * SandboxFailed: a crash between them would leave a final row with no
+	 * final event, which reconciliation never revisits). */
+	void (*update)(void *ctx, const struct sb_spec *s, const char *status, json_t *fields,
+	               const char *ev_type, const char *ev_payload);
 	/* One event; payload already scrubbed of secrets. */
 	void (*event)(void *ctx, const struct sb_spec *s, const char *type, const char *payload);
 };

@@ -26,6 +26,8 @@ struct run {
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra);
 void sb_run_event(struct run *r, const char *type, json_t *payload);
 void sb_run_update(struct run *r, const char *status, json_t *fields);
+/* A final status and its final event, recorded together (one transaction). */
+void sb_run_finish(struct run *r, const char *status, json_t *fields, const char *type, json_t *payload);
 /* Monotonic milliseconds (durations of the run's steps). */
 static inline double sb_run_mono_ms(void)
 {

@@ -58,6 +58,8 @@ void st_gc_reconcile_cwd(void)
 	n = st_reconcile(st);
 	if (n > 0)
 		fprintf(stderr, "cloister: gc: %d sandbox(es) of dead cloister processes marked failed\n", n);
+	/* After the reconcile: the rows it just failed are swept by it already. */
+	st_sweep_finished(st);
 	st_store_close(st);
 }
 

@@ -261,6 +261,22 @@ int st_reconcile(struct st_store *st)
 	return n;
 }
 
+int st_sweep_finished(struct st_store *st)
+{
+	sqlite3_stmt *q = NULL;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT run_id, sandbox_id FROM sandboxes"
+	                       " WHERE status IN ('finished','failed','cancelled')", -1, &q, NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		sweep(st, (const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1));
+		n++;
+	}
+	sqlite3_finalize(q);
+	return n;
+}
+
 static int count_active(sqlite3 *db, const char *run_id)
 {
 	sqlite3_stmt *q = NULL;
@@ -342,7 +358,8 @@ static int admit(void *ctx, const struct sb_spec *s, const char *config_json, st
 	return 0;
 }
 
-static void update(void *ctx, const struct sb_spec *s, const char *status, json_t *f)
+static void update(void *ctx, const struct sb_spec *s, const char *status, json_t *f,
+                   const char *ev_type, const char *ev_payload)
 {
 	struct st_store *st = ctx;
 	sqlite3_stmt *q = NULL;
@@ -371,8 +388,11 @@ static void update(void *ctx, const struct sb_spec *s, const char *status, json_
 	sqlite3_bind_text(q, 7, json_string_value(json_object_get(f, "workspaceId")), -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 8, json_string_value(json_object_get(f, "containerId")), -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 9, json_string_value(json_object_get(f, "bundlePath")), -1, SQLITE_TRANSIENT);
-	exec_sql(st->db, sqlite3_step(q) == SQLITE_DONE ? "COMMIT" : "ROLLBACK");
+	/* The row and its event commit together or not at all. */
+	bool ok = sqlite3_step(q) == SQLITE_DONE &&
+	          (!ev_type || insert_event(st->db, s->run_id, ev_type, ev_payload) == 0);
 	sqlite3_finalize(q);
+	exec_sql(st->db, ok ? "COMMIT" : "ROLLBACK");
 }
 
 static void event(void *ctx, const struct sb_spec *s, const char *type, const char *payload)

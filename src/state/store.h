@@ -22,6 +22,11 @@ int st_max_concurrent(const char *env_value);
 /* Marks active rows whose owning cloister is gone as failed; returns how
  * many were reconciled, or -errno. */
 int st_reconcile(struct st_store *st);
+/* For gc: removes what is left of request/ and tmp/ of every finished,
+ * failed or cancelled sandbox (a run whose own cleanup failed, say),
+ * warning about what still cannot be removed; result/ stays. Returns the
+ * number of rows looked at, or -errno. */
+int st_sweep_finished(struct st_store *st);
 
 /* For `cloister gc`: reconciles ./.smithers/cloister.db when it exists
  * (never creates it); prints how many rows were marked failed. */

@@ -401,7 +401,7 @@ t_failed_cleanup_is_a_warning() {
 	local probe=$HELPERS/fail_rmdir_tmp.so
 	# An LD_PRELOAD probe cannot go in front of an ASan build's runtime:
 	# this behaviour is checked on the plain build (make check-asan too).
-	local CL=$TOP/build/cloister
+	local CL=${CLOISTER:-$TOP/build/cloister}   # CLOISTER: a mutant (make mutate)
 	[ -f "$probe" ] || fail "missing $probe (make build/tests/fail_rmdir_tmp.so)"
 	spec "$ok_result"
 	LD_PRELOAD=$probe run_spec
@@ -409,6 +409,10 @@ t_failed_cleanup_is_a_warning() {
 	assert_eq finished "$(py 'j["status"]' <<<"$OUT")" status
 	assert_contains "$ERR" "cloister: warning: sandbox s1: removing $(SBX)/tmp: Device or resource busy"
 	assert_eq "result tmp" "$(echo $(ls "$(SBX)"))" "left after the failed cleanup"
+	# gc removes what the run's own cleanup could not, once it can.
+	(cd "$T_TMP" && "$CL" gc >/dev/null 2>"$T_TMP/gc.err") || fail "gc: $(cat "$T_TMP/gc.err")"
+	assert_eq "result" "$(echo $(ls "$(SBX)"))" "left after gc"
+	assert_eq finished "$(row_status)" "row after gc"
 }
 
 # Subdirectories are shipped whole, a link deep inside is still refused,
@@ -572,6 +576,27 @@ t_crash_is_reconciled() {
 	assert_contains "$OUT" "exited before it finished"
 	# The sandbox dies with its cloister (the gate never opens).
 	assert_gone "$marker"
+}
+
+# A final status and its final event are one transaction: when the event
+# cannot be written (here a trigger refuses it), the row is not final
+# either, so reconciliation still ends it with a SandboxFailed event, and
+# no row is ever final without a SandboxCompleted/SandboxFailed event (the
+# sandbox soak checks the same under SIGKILLs).
+t_final_status_and_event_commit_together() {
+	spec "$ok_result" '"sandboxId":"s0"'
+	run_spec
+	assert_eq 0 "$RC" "first run ($ERR)"
+	python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("create trigger no_completed before insert on events when new.type = '"'SandboxCompleted'"' begin select raise(abort, '"'refused by the test'"'); end"); c.commit()' \
+		"$T_TMP/.smithers/cloister.db" || fail "adding the trigger"
+	spec "$ok_result"
+	run_spec
+	assert_eq shipped "$(row_status)" "row when its final event could not be written"
+	clr ps --json --root "$T_TMP"
+	assert_eq 0 "$RC" "ps ($ERR)"
+	assert_eq failed "$(row_status)" "row after the reconcile"
+	clr events r1 --root "$T_TMP"
+	assert_contains "$(grep '"sandboxId":"s1"' <<<"$OUT" | tail -1)" '"type":"SandboxFailed"'
 }
 
 t_gc_reconciles_crashed_runs() {

@@ -24,7 +24,7 @@ t_vfork_child_does_not_allocate() {
 	[ -f "$probe" ] || skip "no $probe: make $probe"
 	# The probe replaces malloc, which an ASan build (make check-asan) owns:
 	# this property of the code is checked on the plain build.
-	CL=$TOP/build/cloister
+	CL=${CLOISTER:-$TOP/build/cloister}   # CLOISTER: a mutant (make mutate)
 	e=$(mktemp "$T_TMP/err.XXXXXX")
 	for args in "--" "--cap-add NET_BIND_SERVICE --uid 1000 --workdir /tmp --" \
 	            "--seccomp unconfined --cap-add ALL --"; do

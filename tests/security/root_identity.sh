@@ -101,7 +101,7 @@ child_fails_before_maps() {  # early|late
 	local probe=$HELPERS/fail_pdeathsig.so
 	# An LD_PRELOAD probe cannot go in front of an ASan build's runtime:
 	# checked on the plain build (make check-asan too).
-	local CL=$TOP/build/cloister
+	local CL=${CLOISTER:-$TOP/build/cloister}   # CLOISTER: a mutant (make mutate)
 	[ -f "$probe" ] || fail "missing $probe (make build/tests/fail_pdeathsig.so)"
 	FAIL_PDEATHSIG=$1 LD_PRELOAD=$probe clr run "$SC" -- echo ran
 	assert_eq 125 "$RC" "run with a failing first child step ($1)"
