@@ -177,7 +177,7 @@ static int gc_containers(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	const char *cmd;
 
@@ -237,4 +237,20 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "cloister: unknown command '%s' (see cloister --help)\n", cmd);
 	return EXIT_SETUP;
+}
+
+/* What a command printed must have reached stdout: a full disk or a
+ * broken pipe is an error (125 if the command had succeeded), never a
+ * silent exit 0 with the output lost. (Run and bwrap modes print nothing
+ * there themselves: stdout is the sandboxed command's.) */
+int main(int argc, char **argv)
+{
+	int rc = dispatch(argc, argv);
+
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "cloister: writing to stdout: %s\n", strerror(errno ? errno : EIO));
+		if (rc == 0)
+			rc = EXIT_SETUP;
+	}
+	return rc;
 }

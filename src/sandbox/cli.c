@@ -38,13 +38,18 @@ static void print_error(const struct sb_error *e, bool json, const struct sb_sec
 	json_decref(j);
 }
 
-static void print_json(const json_t *j, const struct sb_secrets *secrets)
+/* The result on stdout; -errno when it could not all be written (the
+ * caller then has no result, and must not be told the run succeeded). */
+static int print_json(const json_t *j, const struct sb_secrets *secrets)
 {
 	cl_autofree char *text = sb_dumps_scrubbed(secrets, j);
 
-	if (text)
-		printf("%s\n", text);
-	fflush(stdout);
+	if (!text)
+		return -ENOMEM;
+	errno = EIO;
+	if (printf("%s\n", text) < 0 || fflush(stdout) != 0 || ferror(stdout))
+		return -errno;
+	return 0;
 }
 
 static void sandbox_usage(FILE *f)
@@ -85,7 +90,7 @@ static int sandbox_run(int argc, char **argv)
 	json_t *result = NULL;
 	bool json = false;
 	size_t len;
-	int c, rc, code = 125;
+	int c, rc, r, code = 125;
 	uint64_t fd;
 
 	opterr = 0;
@@ -134,8 +139,12 @@ static int sandbox_run(int argc, char **argv)
 		o.store = &hooks;
 	}
 	rc = sb_run(&s, &o, &secrets, &result, &code, &e);
-	if (result)
-		print_json(result, &secrets);
+	if (result && (r = print_json(result, &secrets)) < 0 && rc == 0) {
+		/* The run is over and recorded; only its report was lost. */
+		rc = sb_fail(&e, SB_EXECUTION_FAILED, -r, NULL, "writing the result JSON to stdout");
+		if (code == 0)
+			code = 1;
+	}
 	if (rc < 0)
 		print_error(&e, json, &secrets);
 out:

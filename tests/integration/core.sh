@@ -278,6 +278,10 @@ t_refuses_setuid_bits() {
 t_version_and_help() {
 	clr version; assert_contains "$OUT" "cloister " "version"
 	clr run --help; assert_eq 0 "$RC" "run --help"; assert_contains "$OUT" "usage: cloister run" "usage"
+	# Output that cannot be written is an error, not a silent success.
+	local err
+	err=$("$CL" version 2>&1 >/dev/full); assert_eq 125 "$?" "version to /dev/full"
+	assert_eq "cloister: writing to stdout: No space left on device" "$err" "its message"
 }
 
 t_check() {

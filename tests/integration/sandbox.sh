@@ -153,6 +153,16 @@ t_every_validation_rule() {
 	assert_eq INVALID_INPUT "$(py 'j["code"]' <<<"$ERR")" "broken JSON"
 }
 
+# A result that cannot be written out is a failure, not a silent exit 0.
+t_result_write_failure_is_reported() {
+	spec "$ok_result"
+	"$CL" sandbox run --spec "$T_TMP/spec.json" --json >/dev/full 2>"$T_TMP/err"
+	assert_eq 1 "$?" "exit code with stdout on /dev/full"
+	assert_eq '{"code":"SANDBOX_EXECUTION_FAILED","message":"writing the result JSON to stdout: No space left on device","details":{}}' \
+		"$(cat "$T_TMP/err")" "the error"
+	assert_eq finished "$(row_status)" "the run itself is recorded as it ended"
+}
+
 t_readable_error_without_json() {
 	spec true '"runId":""'
 	clr sandbox run --spec "$T_TMP/spec.json"

@@ -69,9 +69,12 @@ ERRNOS=(EPERM ENOMEM EIO EACCES ENOSPC EINVAL EBADF)
 # only with ECHILD (init then stops reaping until the next SIGCHLD, which
 # an injected EBADF makes never come): the wait calls only get SIGKILLs.
 # The blocking waits get EINTR, the one failure they see in practice.
+# An injected close(2) failure leaves the fd open, which a real one never
+# does (Linux frees the fd even when close reports an error): close only
+# gets SIGKILLs.
 errno_for() {  # syscall
 	case $1 in
-	wait4|waitid) return 1 ;;
+	wait4|waitid|close) return 1 ;;
 	ppoll|epoll_wait) echo EINTR ;;
 	*) echo "${ERRNOS[RANDOM % ${#ERRNOS[@]}]}" ;;
 	esac

@@ -73,7 +73,10 @@ SYSCALLS=(clone3 mount pivot_root openat openat2 mkdirat renameat2 unlinkat fchm
 ERRNOS=(EPERM ENOMEM EIO EACCES ENOSPC EINVAL)
 errno_for() {  # syscall -> an errno it can really return (see soak.sh)
 	case $1 in
-	wait4) return 1 ;;
+	# An injected close(2) failure leaves the fd open, which a real one
+	# never does (Linux frees the fd even when close reports an error): a
+	# pipe kept open that way hangs its reader. Only SIGKILLs for close.
+	wait4|close) return 1 ;;
 	ppoll|epoll_wait) echo EINTR ;;
 	*) echo "${ERRNOS[RANDOM % ${#ERRNOS[@]}]}" ;;
 	esac
