@@ -38,18 +38,20 @@ static void print_error(const struct sb_error *e, bool json, const struct sb_sec
 	json_decref(j);
 }
 
-/* The result on stdout; -errno when it could not all be written (the
- * caller then has no result, and must not be told the run succeeded). */
+/* The result on stdout, with write(2) (not stdio: a failure is reported
+ * here, once, and nothing is left buffered for exit to retry); -errno when
+ * it could not all be written (the caller then has no result, and must
+ * not be told the run succeeded). */
 static int print_json(const json_t *j, const struct sb_secrets *secrets)
 {
 	cl_autofree char *text = sb_dumps_scrubbed(secrets, j);
+	int rc;
 
 	if (!text)
 		return -ENOMEM;
-	errno = EIO;
-	if (printf("%s\n", text) < 0 || fflush(stdout) != 0 || ferror(stdout))
-		return -errno;
-	return 0;
+	fflush(stdout);   /* anything stdio holds goes first */
+	rc = cl_write_all(STDOUT_FILENO, text, strlen(text));
+	return rc < 0 ? rc : cl_write_all(STDOUT_FILENO, "\n", 1);
 }
 
 static void sandbox_usage(FILE *f)
