@@ -119,12 +119,27 @@ _Noreturn static void cmd_fail(struct ns_child *c, uint32_t type, int errnum, co
 	_exit(code);
 }
 
+/* Only sigaction: this runs in init's vfork child, whose signal handlers
+ * are its own (vfork does not share them). */
+void ns_reset_ignored_signals(void)
+{
+	const struct sigaction dfl = {.sa_handler = SIG_DFL};
+	struct sigaction cur;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &cur) == 0 &&
+		    cur.sa_handler == SIG_IGN)
+			sigaction(sig, &dfl, NULL);
+}
+
 _Noreturn static void cmd_exec(struct ns_child *c)
 {
 	cl_error err = {0};
 	char what[CL_ERROR_MSG_MAX];
 	int e;
 
+	if (!c->p->hooks.keep_ignored_signals)
+		ns_reset_ignored_signals();
 	sigprocmask(SIG_SETMASK, &c->orig_mask, NULL);
 	if (cmd_prepare(c, &err) < 0)
 		cmd_fail(c, NS_MSG_SETUP_ERROR, err.errnum, "command", err.msg, 125);

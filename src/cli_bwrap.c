@@ -35,6 +35,7 @@ static int bwrap_defaults(struct cl_bwrap *b, cl_error *err)
 	p->seccomp = CL_SC_UNCONFINED;
 	p->network = CL_NET_HOST;
 	p->hooks.keep_fds = true;
+	p->hooks.keep_ignored_signals = true;   /* bwrap execs with what it inherited */
 	p->hooks.exec_fail_code = CL_BWRAP_EXIT_FAIL;
 	p->hooks.bwrap_msgs = true;
 	p->hooks.bwrap_mounts = true;

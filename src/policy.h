@@ -91,6 +91,7 @@ struct cl_hooks {
 	char *lock_file;          /* path inside, read-locked by init while running */
 	bool as_pid_1;            /* no init: the command itself is pid 1 */
 	bool keep_fds;            /* inherited fds stay open for the command */
+	bool keep_ignored_signals;  /* signals the caller ignores stay ignored (bwrap) */
 	bool cwd_fallback;        /* workdir missing: try $HOME, then /; set PWD */
 	int exec_fail_code;       /* exit code when exec fails; 0 = 126/127 */
 	int userns_fd;            /* -1, or join this user namespace instead of a new one */

@@ -29,6 +29,7 @@
 #include <linux/securebits.h>
 
 #include "cgroups/cgroup.h"
+#include "ns/init.h"
 #include "src/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -138,8 +139,10 @@ static void confine(struct job *j)
 		child_fail(j, 125, err.errnum, "%s", err.msg);
 	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(j, 125, errno, "%s", "setting no_new_privs");
+	/* The session's supervisor inherited its dispositions from `create`'s
+	 * caller: the exec starts clean, as a run does. */
+	ns_reset_ignored_signals();
 	sigprocmask(SIG_SETMASK, &j->l->orig_mask, NULL);
-	signal(SIGPIPE, SIG_DFL);
 	if (sc_load(j->l->prog) < 0)
 		child_fail(j, 125, errno, "%s", "loading the seccomp filter");
 }

@@ -230,6 +230,18 @@ t_signal_forwarded() {
 	assert_eq got "$(cat "$T_TMP/got" 2>/dev/null)" "trap ran"
 }
 
+# Signals the caller ignores (a background job's SIGINT and SIGQUIT, nohup's
+# SIGHUP) are back at their default action in the sandbox; bwrap mode
+# keeps them ignored, exactly as Debian's bwrap does.
+t_ignored_signals_not_inherited() {
+	local ign='trap "" INT QUIT HUP USR1; exec "$@"'
+	assert_eq "SigIgn:	0000000000000000" "$(bash -c "$ign" _ "$CL" run -- grep SigIgn /proc/self/status)" "run"
+	assert_eq "SigIgn:	0000000000000207" \
+		"$(bash -c "$ign" _ "$CL" bwrap --ro-bind / / --unshare-pid grep SigIgn /proc/self/status)" "bwrap mode"
+	assert_eq "SigIgn:	0000000000000207" \
+		"$(bash -c "$ign" _ /usr/bin/bwrap --ro-bind / / --unshare-pid grep SigIgn /proc/self/status)" "Debian's bwrap"
+}
+
 t_die_with_parent() {
 	local m; m=$(marker dwp)
 	mkfifo gate

@@ -254,6 +254,17 @@ info_pid() {  # SID
 	done <"$RUNDIR/$1/info"
 }
 
+# The exec starts with default signal dispositions, whatever `create`'s
+# caller ignored (the supervisor itself ignores SIGPIPE).
+t_exec_signals_not_inherited() {
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	RUNDIR=$CLOISTER_RUNTIME_DIR
+	trap rm_all EXIT
+	SID=$(bash -c 'trap "" INT QUIT HUP; exec "$@"' _ "$CL" create) || fail "create"
+	clr exec "$SID" -- grep SigIgn /proc/self/status
+	assert_eq "0 SigIgn:	0000000000000000" "$RC $OUT" "exec ($ERR)"
+}
+
 t_idle_timeout_reaps() {
 	local sup idle t0 elapsed
 	# The exec must reach the session before the idle timeout ends it. On a
