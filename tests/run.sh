@@ -31,8 +31,9 @@ who=$( [ "$(id -u)" = 0 ] && echo root || echo "$(id -un)" )
 # A group (unit binary or test file) that exits non-zero without having
 # reported a FAIL (it crashed, or died before run_tests) is a failure too:
 # counting only the lines it printed would call that green.
+TIMES=$(mktemp /tmp/cloister-times.XXXXXX)
 run_group() {  # label, command...
-	local label=$1 rc fails; shift
+	local label=$1 rc fails t0=$SECONDS; shift
 	fails=$(grep -c '\] FAIL ' "$LOG")
 	"$@" 2>&1 | while IFS= read -r line; do
 		case $line in
@@ -44,6 +45,12 @@ run_group() {  # label, command...
 	if [ "$rc" != 0 ] && [ "$(grep -c '\] FAIL ' "$LOG")" = "$fails" ]; then
 		echo "[$who] FAIL $label: exited $rc without reporting a failure (crash?)" | tee -a "$LOG"
 	fi
+	echo "$((SECONDS - t0)) ${label#tests/}" >>"$TIMES"
+}
+# Where this pass spent its time (to keep CI within its hour).
+slowest() {
+	echo "[$who] slowest groups (s): $(sort -rn "$TIMES" | head -8 | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')"
+	rm -f "$TIMES"
 }
 
 for t in "$UB"/tests/test_*; do
@@ -59,6 +66,7 @@ if [ $UNIT_ONLY = 0 ]; then
 	done
 fi
 
+slowest
 # Second pass as the unprivileged user, on a world-readable copy.
 if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 	# As root on a fresh machine, make the unprivileged user the suite
