@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +174,8 @@ void cl_dk_acct_prepare(struct dk_acct *a, const char *sock, const char *name, c
 		return;
 	/* From here release removes it (by name, in every hierarchy). */
 	snprintf(a->parent, sizeof(a->parent), "%s/%s", b, name);
-	a->mem_fd = f.version == 1 ? make_ours(f.mem, b, name) : dup(a->cpu_fd);
+	a->mem_fd = f.version == 1 ? make_ours(f.mem, b, name)
+	                            : fcntl(a->cpu_fd, F_DUPFD_CLOEXEC, 3);
 	if (a->mem_fd < 0)
 		cl_dk_acct_release(a);
 }
@@ -193,8 +193,11 @@ static int64_t read_num(int dirfd, const char *file, const char *key)
 	for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
 		if (key && (strncmp(l, key, kl) != 0 || l[kl] != ' '))
 			continue;
-		if (sscanf(key ? l + kl : l, "%" SCNd64, &v) != 1)
-			v = -1;
+		const char *num = key ? l + kl : l;
+		char *end;
+		errno = 0;
+		long long x = strtoll(num, &end, 10);
+		v = end == num || errno || x < 0 ? -1 : (int64_t)x;
 		break;
 	}
 	return v;
