@@ -73,9 +73,9 @@ static int create_container(struct dock *d, const struct cl_policy *p, cl_error 
 	free(seccomp);
 	if (!body)
 		return cl_error_code(err);
-	/* Whose container this is, for `cloister gc` should we be killed. */
 	if (d->tty)
 		cl_docker_tty_body(body);
+	/* Whose container this is, for `cloister gc` should we be killed. */
 	if (cl_docker_owner_labels(json_object_get(body, "Labels"), err) < 0) {
 		json_decref(body);
 		return cl_error_code(err);

@@ -164,7 +164,9 @@ void cl_dk_acct_prepare(struct dk_acct *a, const char *sock, const char *name, c
 	*a = (struct dk_acct){.cpu_fd = -1, .mem_fd = -1};
 	if (!base)
 		base = "/docker";
-	if (!base_ok(base) || !(f.version = daemon_cgroup_version(sock)))
+	/* Host cgroup trees are root's: anyone else could not make ours (nor
+	 * remove it), so the daemon is not even asked. */
+	if (geteuid() != 0 || !base_ok(base) || !(f.version = daemon_cgroup_version(sock)))
 		return;
 	if (each_cgroup_mount(find_tree, &f) < 0 || !f.cpu[0] || !f.mem[0])
 		return;

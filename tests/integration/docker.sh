@@ -115,8 +115,9 @@ t_docker_command_code_125_is_not_a_docker_failure() {
 	dk -- sh -c 'exit 125'
 	assert_eq 125 "$RC" exit
 	assert_eq "" "$ERR" "no cloister error for the command's own 125"
-	dk --image cloister-test/absent:none -- true
+	dk --image cloister-test/absent:none --json-status "$T_TMP/st.json" -- true
 	assert_eq 125 "$RC" "missing image"
+	assert_eq "125 docker" "$(py 'str(j["exit_code"])+" "+j["runtime"]' <"$T_TMP/st.json")" "status of a create failure"
 	assert_contains "$ERR" "docker: image cloister-test/absent:none not found"
 	dk -- /no/such/command
 	assert_eq 127 "$RC" "not found ($ERR)"
