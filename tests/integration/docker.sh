@@ -174,6 +174,8 @@ t_docker_status_reads_cpu_time_and_memory_peak() {
 	st=$(cat "$T_TMP/cpu.json")
 	gt "$(py 'j["user_ms"]' <<<"$st")" 0 || fail "user_ms not > 0 after a CPU-bound loop: $st ($(cat "$T_TMP/err"))"
 	py 'j["sys_ms"]' <<<"$st" | grep -qE '^[0-9.]+$' || fail "sys_ms not a number: $st"
+	# Milliseconds with at most 3 decimals, as written (not 451.99200000000002).
+	grep -qE '"user_ms":[0-9]+(\.[0-9]{1,3})?,' <<<"$st" || fail "user_ms not rounded to microseconds: $st"
 	assert_eq "" "$(acct_left $pid none)" "accounting cgroups left"
 	# 40 MB in a shell variable: the peak is above it (the variable and the pipe's reader).
 	dk --json-status "$T_TMP/mem.json" -- sh -c 'x=$(head -c 40000000 /dev/zero | tr "\0" a); echo ${#x}'
