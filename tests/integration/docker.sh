@@ -5,6 +5,8 @@
 # on both native and docker. Resolution tests that need no daemon are
 # defined for every user.
 . "$(dirname "$0")/../lib.sh"
+# This suite's lease on a shared dockerd (tests/helpers/dockerd.sh).
+export DOCKERD_USER=$$
 
 IMAGE=cloister-test/busybox:1
 export CLOISTER_DOCKER_IMAGE=$IMAGE
