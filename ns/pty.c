@@ -6,16 +6,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "ns/sync.h"
 #include "src/cleanup.h"
+#include "src/term.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
@@ -47,45 +46,6 @@ struct ns_pty {
 	struct winsize ws;
 	bool raw;
 };
-
-/* Fatal signals are not routed through the supervisor's signalfd; their
- * handler puts the caller's terminal back before the default action. One
- * terminal per process, so file scope is the only place it can live. */
-static const int fatal_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS,
-                                 SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ};
-#define N_FATAL (sizeof(fatal_sigs) / sizeof(*fatal_sigs))
-static struct sigaction old_actions[N_FATAL];
-static struct termios saved_tio;
-static volatile sig_atomic_t restore_fd = -1;
-
-static void on_fatal(int sig)
-{
-	int e = errno;
-
-	if (restore_fd >= 0)
-		tcsetattr(restore_fd, TCSANOW, &saved_tio);
-	errno = e;
-	/* SA_RESETHAND: the default action now runs when the handler returns
-	 * (synchronous faults re-fault; the rest is raised again). */
-	raise(sig);
-}
-
-static void fatal_handlers(bool install)
-{
-	struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESETHAND | SA_NODEFER};
-
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < N_FATAL; i++) {
-		if (!install) {
-			sigaction(fatal_sigs[i], &old_actions[i], NULL);
-			continue;
-		}
-		/* An ignored or handled signal (the caller's choice) stays so. */
-		sigaction(fatal_sigs[i], NULL, &old_actions[i]);
-		if (old_actions[i].sa_handler == SIG_DFL && !(old_actions[i].sa_flags & SA_SIGINFO))
-			sigaction(fatal_sigs[i], &sa, NULL);
-	}
-}
 
 /* A second open file of the same terminal: O_NONBLOCK on it leaves the
  * caller's own file (shared with its shell) as it was. Falls back to a
@@ -220,34 +180,17 @@ static void close_master(struct ns_pty *t)
 
 static void make_raw(struct ns_pty *t)
 {
-	struct termios raw;
-
 	/* Only a terminal we read keystrokes from goes raw: the pty inside
 	 * does the line editing, echo and ^C now. */
-	if (!(t->mask & 1) || tcgetattr(t->term_fd, &saved_tio) < 0)
-		return;
-	raw = saved_tio;
-	cfmakeraw(&raw);
-	/* Handlers first: a fatal signal right after tcsetattr must find
-	 * them in place. */
-	restore_fd = t->term_fd;
-	fatal_handlers(true);
-	if (tcsetattr(t->term_fd, TCSANOW, &raw) == 0) {
-		t->raw = true;
-		return;
-	}
-	fatal_handlers(false);
-	restore_fd = -1;
+	if (t->mask & 1)
+		t->raw = cl_term_raw(t->term_fd) == 0;
 }
 
 static void restore(struct ns_pty *t)
 {
 	if (!t->raw)
 		return;
-	tcsetattr(t->term_fd, TCSANOW, &saved_tio);
-	/* Handlers last: until the terminal is back they are still needed. */
-	restore_fd = -1;
-	fatal_handlers(false);
+	cl_term_restore();
 	t->raw = false;
 }
 

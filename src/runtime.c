@@ -34,6 +34,9 @@ int cl_executor_run(const struct cl_executor *x, const struct cl_policy *p,
 	void *state = NULL;
 	int rc = 0;
 
+	/* Named before create: a run this executor could not even create
+	 * (a missing image) is still reported as its. */
+	st->runtime = x->name;
 	if (x->create)
 		rc = x->create(p, &state, err);
 	if (rc < 0)

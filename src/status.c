@@ -45,7 +45,10 @@ char *cl_status_to_json(const struct cl_status *st)
 	                                                      : json_null());
 	if (st->fallback[0])
 		json_object_set_new(o, "runtime_fallback", json_string(st->fallback));
-	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	/* 15 significant digits: the millisecond values are rounded to 3
+	 * decimals above, and jansson's default (17) would print the binary
+	 * approximation of that (451.99200000000002). */
+	s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	json_decref(o);
 	return s;
 }

@@ -16,12 +16,15 @@
 
 #include "src/clock.h"
 #include "src/executor.h"
+#include "src/executors/docker_acct.h"
 #include "src/executors/docker_api.h"
 #include "src/executors/docker_body.h"
 #include "src/executors/docker_gc.h"
 #include "src/executors/docker_seccomp.h"
+#include "src/executors/docker_tty.h"
 #include "src/executors/uhttp.h"
 #include "src/fdio.h"
+#include "src/term.h"
 
 #define API_MS 60000
 
@@ -34,6 +37,8 @@ struct dock {
 	int sig_fd;
 	sigset_t old_mask;
 	bool mask_set;
+	bool tty;          /* the container has a Tty; the caller's terminal goes raw */
+	struct dk_acct acct;
 };
 
 static int docker_available(const struct cl_policy *p, cl_error *err)
@@ -68,10 +73,20 @@ static int create_container(struct dock *d, const struct cl_policy *p, cl_error 
 	free(seccomp);
 	if (!body)
 		return cl_error_code(err);
+	if (d->tty)
+		cl_docker_tty_body(body);
 	/* Whose container this is, for `cloister gc` should we be killed. */
 	if (cl_docker_owner_labels(json_object_get(body, "Labels"), err) < 0) {
 		json_decref(body);
 		return cl_error_code(err);
+	}
+	/* Under our accounting cgroup (itself under --cgroup-parent's),
+	 * named in a label for gc should we be killed. */
+	if (d->acct.parent[0]) {
+		json_object_set_new(json_object_get(body, "HostConfig"), "CgroupParent",
+		                    json_string(d->acct.parent));
+		json_object_set_new(json_object_get(body, "Labels"), CL_DK_ACCT_LABEL,
+		                    json_string(d->acct.parent));
 	}
 	snprintf(path, sizeof(path), "/containers/create?name=%s", d->name);
 	rc = cl_docker_call(d->sock, "POST", path, body, API_MS, &status, &resp, err);
@@ -100,6 +115,9 @@ static int block_signals(struct dock *d, cl_error *err)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	/* A window size change, passed on to the container's terminal. */
+	if (d->tty)
+		sigaddset(&set, SIGWINCH);
 	if (sigprocmask(SIG_BLOCK, &set, &d->old_mask) < 0)
 		return cl_fail_errno(err, "blocking signals");
 	d->mask_set = true;
@@ -116,15 +134,21 @@ static int docker_create(const struct cl_policy *p, void **state, cl_error *err)
 		return cl_fail(err, ENOMEM, "docker executor");
 	d->attach_fd = -1;
 	d->sig_fd = -1;
+	d->acct = (struct dk_acct){.cpu_fd = -1, .mem_fd = -1};
+	d->tty = cl_docker_tty_wanted(p);
 	d->sock = cl_docker_socket(err);
 	rc = d->sock ? make_name(d, err) : cl_error_code(err);
 	/* Cancels are held before the container exists: from its creation on,
-	 * a SIGTERM must reach the loop that removes it, never end us first. */
+	 * a SIGTERM must reach the loop that removes it, never end us first.
+	 * They are held before the accounting cgroup too, so that is removed. */
 	if (rc == 0)
 		rc = block_signals(d, err);
 	if (rc == 0)
+		cl_dk_acct_prepare(&d->acct, d->sock, d->name, p->limits.cgroup_parent);
+	if (rc == 0)
 		rc = create_container(d, p, err);
 	if (rc < 0) {
+		cl_dk_acct_release(&d->acct);
 		if (d->sig_fd >= 0)
 			close(d->sig_fd);
 		if (d->mask_set)
@@ -173,10 +197,27 @@ struct relay {
 	int out_fd;
 	uint64_t passed, limit;
 	bool truncated;
+	bool raw;           /* a Tty stream: bytes only, no frame headers */
 };
+
+/* Up to the output limit onto fd. */
+static void pass_on(struct relay *r, int fd, const unsigned char *b, size_t n)
+{
+	if (r->limit && r->passed + n > r->limit) {
+		n = (size_t)(r->limit - r->passed);
+		r->truncated = true;
+	}
+	if (n && cl_write_all(fd, b, n) < 0)
+		r->truncated = true;
+	r->passed += n;
+}
 
 static void relay_bytes(struct relay *r, const unsigned char *b, size_t n)
 {
+	if (r->raw) {
+		pass_on(r, 1, b, n);
+		return;
+	}
 	while (n) {
 		if (r->hdr_n < 8) {
 			size_t take = 8 - r->hdr_n < n ? 8 - r->hdr_n : n;
@@ -193,14 +234,8 @@ static void relay_bytes(struct relay *r, const unsigned char *b, size_t n)
 			}
 			continue;
 		}
-		size_t take = r->left < n ? r->left : n, pass = take;
-		if (r->limit && r->passed + pass > r->limit) {
-			pass = (size_t)(r->limit - r->passed);
-			r->truncated = true;
-		}
-		if (pass && cl_write_all(r->out_fd, b, pass) < 0)
-			r->truncated = true;
-		r->passed += pass;
+		size_t take = r->left < n ? r->left : n;
+		pass_on(r, r->out_fd, b, take);
 		b += take;
 		n -= take;
 		r->left -= take;
@@ -231,7 +266,7 @@ static int relay_stdin(int attach_fd, unsigned char *buf, size_t len)
 static int relay_until_exit(struct dock *d, const struct cl_policy *p, struct cl_status *st,
                             double t0, cl_error *err)
 {
-	struct relay r = {.limit = p->output_limit};
+	struct relay r = {.limit = p->output_limit, .raw = d->tty};
 	unsigned char buf[65536];
 	int in_fd = 0;
 
@@ -250,13 +285,18 @@ static int relay_until_exit(struct dock *d, const struct cl_policy *p, struct cl
 		if (n < 0)
 			return cl_fail_errno(err, "waiting for the container");
 		if (n == 0) {
+			/* Removed by force just below: SIGKILL, as native's timeout. */
 			st->timed_out = true;
 			st->exit_code = 124;
+			st->signal = 9;
 			break;
 		}
 		if (pf[1].revents & POLLIN) {
 			struct signalfd_siginfo si;
-			if (read(d->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			ssize_t got = read(d->sig_fd, &si, sizeof(si));
+			if (got == (ssize_t)sizeof(si) && si.ssi_signo == SIGWINCH) {
+				cl_docker_resize(d->sock, d->id);
+			} else if (got == (ssize_t)sizeof(si)) {
 				st->exit_code = 128 + (int)si.ssi_signo;
 				st->signal = (int)si.ssi_signo;
 				break;
@@ -313,8 +353,16 @@ static int docker_execute(void *state, const struct cl_policy *p, struct cl_stat
 	if (rc == 0)
 		rc = start_container(d, st, err);
 	t0 = cl_mono_ms();
+	/* Raw from start on: keystrokes (^C too) go to the container's pty,
+	 * which echoes and edits. Sized once running (resize needs that). */
+	if (rc == 0 && d->tty) {
+		cl_term_raw(0);
+		cl_docker_resize(d->sock, d->id);
+	}
 	if (rc == 0)
 		rc = relay_until_exit(d, p, st, t0, err);
+	/* The terminal back before anything cloister prints. */
+	cl_term_restore();
 	if (rc == 0)
 		rc = wait_exit(d, st, err);
 	st->wall_ms = cl_mono_ms() - t0;
@@ -324,26 +372,35 @@ static int docker_execute(void *state, const struct cl_policy *p, struct cl_stat
 	return rc > 0 ? 0 : rc;
 }
 
-/* OOM is read from the container's state before it is removed. */
+/* OOM is read from the container's state, then the container is removed:
+ * only then are the accounting counters final (docker removes the
+ * container's own cgroup, a child of ours, on its way out). */
 static int docker_collect(void *state, const struct cl_policy *p, struct cl_status *st,
                           cl_error *err)
 {
 	struct dock *d = state;
 	char path[160];
 	json_t *resp = NULL, *s;
-	int status = 0, rc;
+	int status = 0, rc = 0;
 
-	if (d->removed)
-		return 0;
-	snprintf(path, sizeof(path), "/containers/%s/json", d->id);
-	rc = cl_docker_call(d->sock, "GET", path, NULL, API_MS, &status, &resp, err);
-	s = json_object_get(resp, "State");
-	if (rc == 0 && status == 200 && json_is_true(json_object_get(s, "OOMKilled"))) {
-		st->oom_killed = true;
-		st->exit_code = 137;
-		st->signal = 9;
+	(void)p;
+	if (!d->removed) {
+		snprintf(path, sizeof(path), "/containers/%s/json", d->id);
+		rc = cl_docker_call(d->sock, "GET", path, NULL, API_MS, &status, &resp, err);
+		s = json_object_get(resp, "State");
+		if (rc == 0 && status == 200 && json_is_true(json_object_get(s, "OOMKilled"))) {
+			st->oom_killed = true;
+			st->exit_code = 137;
+			st->signal = 9;
+		}
+		json_decref(resp);
 	}
-	json_decref(resp);
+	if (rc == 0 && !d->removed) {
+		rc = cl_docker_remove(d->sock, d->id, err);
+		d->removed = rc == 0;
+	}
+	if (d->removed)
+		cl_dk_acct_read(&d->acct, st);
 	return rc;
 }
 
@@ -354,8 +411,12 @@ static void docker_cleanup(void *state)
 
 	if (!d)
 		return;
+	cl_term_restore();   /* every way out: an error leaves execute early */
 	if (!d->removed && cl_docker_remove(d->sock, d->id, &err) < 0)
 		cl_error_print(&err);
+	/* After the container: its cgroup is a child of ours. */
+	else
+		cl_dk_acct_release(&d->acct);
 	if (d->attach_fd >= 0)
 		close(d->attach_fd);
 	if (d->sig_fd >= 0)

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "src/executors/docker_acct.h"
 #include "src/executors/docker_api.h"
 
 #define LBL_PID "org.cloister.owner.pid"
@@ -82,6 +83,17 @@ static bool owner_gone(json_t *labels)
 	return start_time(p) != strtoull(start, NULL, 10);
 }
 
+/* The accounting cgroup a killed run left (docker_acct.c). */
+static void forget_acct(json_t *c)
+{
+	const char *name = json_string_value(json_array_get(json_object_get(c, "Names"), 0));
+	const char *cg = json_string_value(json_object_get(json_object_get(c, "Labels"),
+	                                                   CL_DK_ACCT_LABEL));
+
+	if (name && name[0] == '/')
+		cl_dk_acct_forget(cg, name + 1);
+}
+
 int cl_docker_gc(int *removed, cl_error *err)
 {
 	const char *sock = cl_docker_socket(err);
@@ -108,6 +120,8 @@ int cl_docker_gc(int *removed, cl_error *err)
 			break;
 		}
 		(*removed)++;
+		/* After the container: its own cgroup was a child of this one. */
+		forget_acct(c);
 	}
 	json_decref(list);
 	return rc;

@@ -3,11 +3,18 @@
 # starts Debian's dockerd unless a daemon already answers on the socket,
 # and imports the test image (a static busybox, no registry needed).
 #   dockerd.sh up IMAGE     prints nothing on success; the log is under $DOCKERD_DIR
-#   dockerd.sh down         stops the dockerd this script started (by its pid file);
-#                           one that was already running is left alone
+#   dockerd.sh down         stops the dockerd this script started (by its pid file)
+#                           once no other user of it is left; one that was
+#                           already running is left alone
+# Users: every "up" leaves a lease named after $DOCKERD_USER (the calling
+# suite's pid; export it, as the tests' own subshells have other pids) and
+# "down" removes it. Suites run at the same time share one daemon, so the
+# one that started it must not stop it under another one still running.
 set -eu
 DOCKERD_DIR=${DOCKERD_DIR:-/tmp/cloister-dockerd}
 SOCK=/var/run/docker.sock
+USERS=$DOCKERD_DIR/users
+ME=${DOCKERD_USER:-$PPID}
 # The docker.io client (the engine's own version); any client on PATH
 # would do, this one is always there once the package is.
 CLI=/usr/bin/docker
@@ -58,10 +65,20 @@ up)
 	if ! ldd /bin/busybox >/dev/null 2>&1 && [ -x /bin/busybox ]; then :; else
 		echo "dockerd.sh: /bin/busybox is not the static one (busybox-static)" >&2; exit 1
 	fi
+	# The lease first: a "down" of another suite from now on sees us.
+	mkdir -p "$USERS" && : >"$USERS/$ME"
 	answers || start
 	import_image "${2:?image name}"
 	;;
 down)
+	rm -f "$USERS/$ME"
+	# Another suite that is still running keeps the daemon (the last
+	# one out stops it); a lease whose suite is gone does not count.
+	for u in "$USERS"/*; do
+		[ -e "$u" ] || continue
+		kill -0 "${u##*/}" 2>/dev/null && exit 0
+		rm -f "$u"
+	done
 	# Only a daemon this script started (its pid file), and only once it
 	# has exited (its containerd goes with it) is it reported down.
 	if [ -s "$DOCKERD_DIR/pid" ]; then

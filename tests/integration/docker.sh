@@ -5,10 +5,12 @@
 # on both native and docker. Resolution tests that need no daemon are
 # defined for every user.
 . "$(dirname "$0")/../lib.sh"
+# This suite's lease on a shared dockerd (tests/helpers/dockerd.sh).
+export DOCKERD_USER=$$
 
 IMAGE=cloister-test/busybox:1
 export CLOISTER_DOCKER_IMAGE=$IMAGE
-py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)"; }
+py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)" "${@:2}"; }
 
 # Runs "$@" where this process may not create user namespaces: its own
 # user namespace with max_user_namespaces 0 (the limit is per namespace,
@@ -115,8 +117,9 @@ t_docker_command_code_125_is_not_a_docker_failure() {
 	dk -- sh -c 'exit 125'
 	assert_eq 125 "$RC" exit
 	assert_eq "" "$ERR" "no cloister error for the command's own 125"
-	dk --image cloister-test/absent:none -- true
+	dk --image cloister-test/absent:none --json-status "$T_TMP/st.json" -- true
 	assert_eq 125 "$RC" "missing image"
+	assert_eq "125 docker" "$(py 'str(j["exit_code"])+" "+j["runtime"]' <"$T_TMP/st.json")" "status of a create failure"
 	assert_contains "$ERR" "docker: image cloister-test/absent:none not found"
 	dk -- /no/such/command
 	assert_eq 127 "$RC" "not found ($ERR)"
@@ -157,6 +160,48 @@ t_docker_oom_is_137_and_oom_killed() {
 	assert_eq 137 "$RC" "exit ($ERR)"
 	assert_not_contains "$OUT" survived
 	assert_eq True "$(py 'j["oom_killed"]' <"$T_TMP/st.json")" oom_killed
+}
+
+# Accounting cgroups of the run whose cloister had pid $1 (named after its
+# container): none may be left once it ended.
+acct_left() { ls -d /sys/fs/cgroup/*/docker/"cloister-$1-"* /sys/fs/cgroup/*/"$2"/"cloister-$1-"* 2>/dev/null; }
+gt() { python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)' "$1" "$2"; }
+
+t_docker_status_reads_cpu_time_and_memory_peak() {
+	local pid st
+	docker_up
+	"$CL" run --runtime docker --json-status "$T_TMP/cpu.json" -- \
+		sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done' >/dev/null 2>"$T_TMP/err" &
+	pid=$!; wait $pid
+	st=$(cat "$T_TMP/cpu.json")
+	gt "$(py 'j["user_ms"]' <<<"$st")" 0 || fail "user_ms not > 0 after a CPU-bound loop: $st ($(cat "$T_TMP/err"))"
+	py 'j["sys_ms"]' <<<"$st" | grep -qE '^[0-9.]+$' || fail "sys_ms not a number: $st"
+	# Milliseconds with at most 3 decimals, as written (not 451.99200000000002).
+	grep -qE '"user_ms":[0-9]+(\.[0-9]{1,3})?,' <<<"$st" || fail "user_ms not rounded to microseconds: $st"
+	assert_eq "" "$(acct_left $pid none)" "accounting cgroups left"
+	# 40 MB in a shell variable: the peak is above it (the variable and the pipe's reader).
+	dk --json-status "$T_TMP/mem.json" -- sh -c 'x=$(head -c 40000000 /dev/zero | tr "\0" a); echo ${#x}'
+	assert_eq 40000000 "$OUT" "allocated ($ERR)"
+	st=$(cat "$T_TMP/mem.json")
+	gt "$(py 'j["memory_peak_bytes"]' <<<"$st")" 40000000 || fail "memory_peak_bytes not above the 40 MB allocated: $st"
+}
+
+# The counters outlive a container removed by force (timeout), and the
+# accounting cgroup nests under --cgroup-parent, which is still honoured.
+t_docker_accounting_after_timeout_and_under_cgroup_parent() {
+	local pid m=$(marker cgp) st left
+	docker_up
+	"$CL" run --runtime docker --timeout 2 --cgroup-parent "/$m" --json-status "$T_TMP/st.json" -- \
+		sh -c 'grep -m1 -E "cpuacct|^0::" /proc/self/cgroup; while :; do :; done' >"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!; wait $pid
+	st=$(cat "$T_TMP/st.json")
+	left=$(acct_left $pid "$m")
+	# The parent is the caller's (docker makes it and leaves it): ours to remove.
+	rmdir /sys/fs/cgroup/*/"$m"/"cloister-$pid-"* /sys/fs/cgroup/*/"$m" 2>/dev/null
+	assert_eq "124 9" "$(py 'str(j["exit_code"])+" "+str(j["signal"])' <<<"$st")" "timeout status ($(cat "$T_TMP/err"))"
+	gt "$(py 'j["user_ms"]' <<<"$st")" 0 || fail "user_ms not > 0 after 2 s of spinning: $st"
+	assert_contains "$(cat "$T_TMP/out")" ":/$m/cloister-$pid-" "the container's cgroup path"
+	assert_eq "" "$left" "accounting cgroups left"
 }
 
 # cgroup v2 (cpu.max, pids.max at the root of the container's cgroup ns)
@@ -239,6 +284,7 @@ t_gc_removes_only_containers_of_killed_runs() {
 	assert_eq 0 "$RC" "gc ($ERR)"
 	assert_contains "$OUT" "cloister gc: removed 1 stale container"
 	assert_eq "" "$(containers_of $dead)" "the killed run's container"
+	assert_eq "" "$(acct_left $dead none)" "the killed run's accounting cgroups"
 	[ -n "$(docker ps -q --filter name=^cloister-$live-)" ] || fail "gc removed a live run's container"
 	kill -TERM $live; wait $live
 	assert_eq "" "$(containers_of $live)" "the live run's container after its cancel"
@@ -336,6 +382,122 @@ t_auto_runs_docker_where_native_cannot() {
 	assert_contains "$out" '"runtime_fallback":"native unavailable'
 }
 
+# --- a terminal in the container (cloister started on a pty) ---------
+
+TTYRUN=(python3 "$TOP/tests/helpers/ttyrun.py")
+# ttyrun.py steps, "--", cloister's arguments after `run --runtime docker`;
+# transcript (CRs stripped) in OUT, status in RC.
+dk_tty() {
+	local steps=()
+	while [ "$1" != -- ]; do steps+=("$1"); shift; done
+	shift
+	docker_up
+	"${TTYRUN[@]}" "${steps[@]}" -- "$CL" run --runtime docker "$@" >"$T_TMP/tty.out" 2>&1; RC=$?
+	OUT=$(tr -d '\r' <"$T_TMP/tty.out")
+}
+
+t_docker_tty_command_has_a_terminal() {
+	dk_tty -- -- sh -c 'tty; [ -t 0 ] && [ -t 2 ] && echo all-tty; exit 3'
+	assert_eq 3 "$RC" "exit code through the tty ($OUT)"
+	assert_eq "/dev/pts/0
+all-tty" "$OUT" "the container's own pty"
+}
+
+t_docker_tty_typed_line_and_ctrl_c() {
+	dk_tty --expect READY --send 'hello world\r' -- -- sh -c 'echo READY; read x; echo "got <$x>"'
+	assert_eq 0 "$RC" "run: $OUT"
+	assert_contains "$OUT" "got <hello world>" "the line typed in"
+	dk_tty --expect READY --send '\x03' -- -- sh -c 'echo READY; exec sleep 1000'
+	assert_eq 130 "$RC" "^C ends the command with SIGINT ($OUT)"
+	# The caller's terminal is raw: bytes (^C too) reach a raw program as they are.
+	dk_tty --expect READY --send 'ab\x03' -- -- sh -c 'stty raw -echo; echo READY; x=$(dd bs=1 count=3 2>/dev/null | od -An -c); stty sane; echo "raw <$x>"'
+	assert_eq 0 "$RC" "raw run: $OUT"
+	assert_contains "$OUT" "raw <   a   b 003>" "bytes, ^C included, read raw"
+}
+
+# The size is set once the container runs (daemons before API 1.42 cannot
+# take it at create), so the command waits for it; then a resize reaches it.
+t_docker_tty_window_size_follows_caller() {
+	dk_tty --size 24x80 --expect READY --resize 40x100 -- -- sh -c \
+		'until [ "$(stty size 2>/dev/null)" = "24 80" ]; do :; done
+		 trap "echo now \$(stty size); exit 0" WINCH; echo start $(stty size) READY; sleep 1000 & wait'
+	assert_eq 0 "$RC" "run: $OUT"
+	assert_contains "$OUT" "start 24 80 READY" "initial size"
+	assert_contains "$OUT" "now 40 100" "size after the caller's resize"
+}
+
+# Timeout and cancel give the same codes as without a terminal, and the
+# caller's terminal is back as it was; the container is gone.
+t_docker_tty_timeout_and_cancel_restore_the_terminal() {
+	local out m=$(marker ttycancel)
+	docker_up
+	out=$("${TTYRUN[@]}" -- bash -c 'b=$(stty -g); "$1" run --runtime docker --timeout 2 --json-status "$2" -- sleep 100
+		echo "rc=$?"; [ "$b" = "$(stty -g)" ] && echo restored' _ "$CL" "$T_TMP/st.json" 2>&1 | tr -d '\r')
+	assert_contains "$out" "rc=124" "timeout with a tty"
+	assert_contains "$out" restored "the terminal after the timeout"
+	assert_eq True "$(py 'j["timed_out"]' <"$T_TMP/st.json")" timed_out
+	out=$("${TTYRUN[@]}" --expect "READY-$m" --signal TERM -- bash -c 'trap "echo outer-TERM" TERM
+		b=$(stty -g); "$1" run --runtime docker -- sh -c "echo READY-$2; exec sleep 1000"; echo "rc=$?"
+		[ "$b" = "$(stty -g)" ] && echo restored' _ "$CL" "$m" 2>&1 | tr -d '\r')
+	assert_contains "$out" "rc=143" "status after SIGTERM"
+	assert_contains "$out" restored "the terminal after SIGTERM"
+	assert_eq "" "$(docker ps -a --no-trunc --format '{{.Command}}' | grep -F "READY-$m")" "container left after the cancel"
+}
+
+# A redirected stream keeps the stream mode: stdout stays the file and
+# separate from stderr (a docker Tty would merge them).
+t_docker_tty_only_when_all_stdio_are_terminals() {
+	docker_up
+	"${TTYRUN[@]}" -- sh -c '"$1" run --runtime docker -- sh -c "tty; echo err >&2" >"$2"' _ "$CL" "$T_TMP/f" >"$T_TMP/tty.out" 2>&1
+	assert_eq "not a tty" "$(cat "$T_TMP/f")" "stdout redirected: no tty, output in the file"
+	assert_contains "$(cat "$T_TMP/tty.out")" err "stderr still on the terminal"
+}
+
+t_docker_tty_output_limit() {
+	dk_tty -- --output-limit 10 --json-status "$T_TMP/st.json" -- seq 1000
+	assert_eq 0 "$RC" "run: $OUT"
+	assert_contains "$OUT" "output cut at 10 bytes"
+	assert_not_contains "$OUT" 1000 "output past the limit"
+	assert_eq True "$(py 'j["output_truncated"]' <"$T_TMP/st.json")" output_truncated
+}
+
+# One table of outcomes, both executors: name; options; command; what
+# must be equal (exit_code timed_out oom_killed output_truncated, plus
+# signal where both can know it). A command killed by a signal inside a
+# container comes back from docker as status 128+N only, the same number
+# as exit(128+N): docker's signal is null there (docs/executors.md).
+outcomes() {
+	cat <<'O'
+timeout;--timeout 1;sleep 100;sig
+oom;--memory 32m --memory-swap 32m;sh -c 'x=$(head -c 200000000 /dev/zero | tr "\0" a)';sig
+signal;; sh -c 'kill -TERM $$';nosig
+not_found;;/no/such/command;sig
+not_executable;;/etc/passwd;sig
+output_limit;--output-limit 5;seq 100;sig
+exit_code;;sh -c 'exit 42';sig
+O
+}
+
+t_same_status_on_native_and_docker() {
+	local name opts cmd sig rt got want bad="" n=0
+	docker_up
+	while IFS=';' read -r name opts cmd sig; do
+		want=""
+		for rt in native docker; do
+			# stdin is the table: the command must not read it. A status
+			# file left from the row before must not pass for this one.
+			rm -f "$T_TMP/st.json"
+			eval "\"\$CL\" run --runtime $rt $opts --json-status \"\$T_TMP/st.json\" -- $cmd" </dev/null >/dev/null 2>&1
+			got="$? $(py 'str(j["exit_code"])+" "+str(j["timed_out"])+" "+str(j["oom_killed"])+" "+str(j["output_truncated"])+" "+(str(j["signal"]) if sys.argv[1:] == ["sig"] else "")' "$sig" <"$T_TMP/st.json")"
+			[ -n "$want" ] || { want=$got; continue; }
+			[ "$got" = "$want" ] || bad="$bad [$name: native '$want', docker '$got']"
+		done
+		n=$((n + 1))
+	done < <(outcomes)
+	[ -z "$bad" ] || fail "status differs:$bad"
+	assert_eq "$(outcomes | wc -l)" "$n" "rows compared"
+}
+
 # One table, both executors: probe | expected output | extra options.
 # Known differences are not probed here but documented in
 # docs/executors.md (docker adds HOSTNAME and HOME to the environment).
@@ -356,15 +518,18 @@ P
 }
 
 t_same_isolation_on_native_and_docker() {
-	local name want cmd rt got bad=""
+	local name want cmd rt got bad="" n=0
 	docker_up
 	while IFS='|' read -r name want cmd; do
+		n=$((n + 1))
 		for rt in native docker; do
-			got=$(LANG=C.UTF-8 TERM=dumb "$CL" run --runtime "$rt" --env A=1 -- sh -c "$cmd" 2>&1)
+			# stdin is the table: the probe must not read it.
+			got=$(LANG=C.UTF-8 TERM=dumb "$CL" run --runtime "$rt" --env A=1 -- sh -c "$cmd" 2>&1 </dev/null)
 			[ "$got" = "$want" ] || bad="$bad [$rt $name: '$got' != '$want']"
 		done
 	done < <(probes)
 	[ -z "$bad" ] || fail "isolation differs:$bad"
+	assert_eq "$(probes | wc -l)" "$n" "probes run"
 }
 
 fi

@@ -6,6 +6,8 @@
 # sources (the unprivileged pass runs on a copy without them) and starts
 # dockerd.
 source "$(dirname "$0")/../lib.sh"
+# This suite's lease on a shared dockerd (tests/helpers/dockerd.sh).
+export DOCKERD_USER=$$
 [ "$(id -u)" = 0 ] || exit 0
 N0=$TOP/build/matrix/native0   # build/matrix: the main build does not read its .d files
 IMAGE=cloister-test/busybox:1
