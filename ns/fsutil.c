@@ -34,18 +34,18 @@ int ns_open_in_root(int rootfd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Creates name in dirfd as type; an existing entry is fine. */
+/* Creates name in dirfd as type: 0 made, 1 already there, or -errno. */
 static int create_node(int dirfd, const char *name, enum ns_node type, mode_t dirs)
 {
 	if (type == NS_NODE_DIR) {
-		if (mkdirat(dirfd, name, dirs) < 0 && errno != EEXIST)
-			return -errno;
+		if (mkdirat(dirfd, name, dirs) < 0)
+			return errno == EEXIST ? 1 : -errno;
 		return 0;
 	}
 	/* A file made as a mount point is read-only, as bwrap makes it. */
 	int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
 	if (fd < 0)
-		return errno == EEXIST ? 0 : -errno;
+		return errno == EEXIST ? 1 : -errno;
 	close(fd);
 	return 0;
 }
@@ -117,6 +117,11 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	if (dirfd < 0)
 		return dirfd;
 	rc = create_node(dirfd, base, type, how->dirs);
+	/* A directory that "exists" although it did not resolve is a
+	 * dangling symlink: mkdir does not follow it, and neither do we
+	 * (what it names is not there: ENOENT, as mkdir -p says). */
+	if (rc == 1 && type == NS_NODE_DIR)
+		rc = -ENOENT;
 	if (rc < 0 && !how->bwrap_msgs)
 		return cl_fail(err, -rc, "creating mount point %s", path);
 	if (rc < 0)
@@ -127,6 +132,43 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s", path);
 	return fd;
+}
+
+/* bwrap 0.12's rules for where a mount lands: the parents of DEST are
+ * resolved in the new root (as everywhere here), DEST itself is never
+ * followed: a symlink there is refused, and an existing DEST of the
+ * other kind is refused before anything is mounted. */
+static int bwrap_mount_point(int rootfd, const char *path, enum ns_node type,
+                             const struct ns_create *how, cl_error *err)
+{
+	struct stat st;
+	int fd = ns_open_in_root(rootfd, path, O_PATH | O_NOFOLLOW);
+
+	if (fd == -ENOENT)
+		return ns_ensure_path(rootfd, path, type, how, err);
+	if (fd < 0)
+		return cl_fail(err, -fd, "resolving '%s'", path);
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return cl_fail(err, e, "inspecting %s", path);
+	}
+	if (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode) != (type == NS_NODE_DIR)) {
+		close(fd);
+		if (S_ISLNK(st.st_mode))
+			return cl_fail(err, 0, "Can't mount on symlink destination %s", path);
+		return cl_fail(err, 0, "Destination is not a %s %s",
+		               type == NS_NODE_DIR ? "directory" : "file", path);
+	}
+	return fd;
+}
+
+int ns_ensure_mount_point(int rootfd, const char *path, enum ns_node type,
+                          const struct ns_create *how, cl_error *err)
+{
+	if (how->bwrap_msgs)
+		return bwrap_mount_point(rootfd, path, type, how, err);
+	return ns_ensure_path(rootfd, path, type, how, err);
 }
 
 int ns_set_attr(int fd, unsigned int flags, uint64_t set, uint64_t clr, const char *what,
