@@ -34,6 +34,9 @@ int ns_open_in_root(int rootfd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+static int ensure_path(int rootfd, const char *path, enum ns_node type, mode_t last,
+                       const struct ns_create *how, cl_error *err);
+
 /* Creates name in dirfd as type: 0 made, 1 already there, or -errno. */
 static int create_node(int dirfd, const char *name, enum ns_node type, mode_t dirs)
 {
@@ -72,7 +75,7 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
 	memcpy(parent, path, plen);
 	parent[plen] = '\0';
 	*base = slash + 1;
-	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how, err);
+	return ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how->dirs, how, err);
 }
 
 /* An existing mount point of the other kind fails before any mount is
@@ -101,8 +104,9 @@ static int check_kind(int fd, const char *path, enum ns_node type, const struct 
 	               type == NS_NODE_DIR ? "directory" : "file");
 }
 
-int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
-                   const struct ns_create *how, cl_error *err)
+/* last: the mode of path itself when it is made as a directory. */
+static int ensure_path(int rootfd, const char *path, enum ns_node type, mode_t last,
+                       const struct ns_create *how, cl_error *err)
 {
 	cl_autoclose int dirfd = -1;
 	const char *base;
@@ -116,7 +120,7 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	dirfd = ns_ensure_parent(rootfd, path, &base, how, err);
 	if (dirfd < 0)
 		return dirfd;
-	rc = create_node(dirfd, base, type, how->dirs);
+	rc = create_node(dirfd, base, type, last);
 	/* A directory that "exists" although it did not resolve is a
 	 * dangling symlink: mkdir does not follow it, and neither do we
 	 * (what it names is not there: ENOENT, as mkdir -p says). */
@@ -169,6 +173,14 @@ int ns_ensure_mount_point(int rootfd, const char *path, enum ns_node type,
 	if (how->bwrap_msgs)
 		return bwrap_mount_point(rootfd, path, type, how, err);
 	return ns_ensure_path(rootfd, path, type, how, err);
+}
+
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
+                   const struct ns_create *how, cl_error *err)
+{
+	/* bwrap makes DEST itself 0755 (ensure_dir), only its parents get
+	 * the mode derived from the operation's. */
+	return ensure_path(rootfd, path, type, how->bwrap_msgs ? 0755 : how->dirs, how, err);
 }
 
 int ns_set_attr(int fd, unsigned int flags, uint64_t set, uint64_t clr, const char *what,
