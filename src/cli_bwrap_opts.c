@@ -460,6 +460,7 @@ static const struct cl_bwrap_opt bw_opts[] = {
 	{"--timeout", 1, cl_bwrap_ext_option, 0, false}, {"--json-status", 1, cl_bwrap_ext_option, 0, false},
 	{"--publish", 1, cl_bwrap_ext_option, 0, false}, {"--forward-out", 1, cl_bwrap_ext_option, 0, false},
 	{"--workspace", 1, cl_bwrap_ext_option, 0, false}, {"--diff-out", 1, cl_bwrap_ext_option, 0, false},
+	{"--runtime", 1, cl_bwrap_ext_option, 0, false},
 };
 
 static const char *nargs_text(const struct cl_bwrap_opt *o)
