@@ -221,6 +221,20 @@ t_symlink_destination_refused() {
 CASES
 }
 
+# The same for a link that comes with a bound root (--bind ROOT /,
+# as --ro-bind / / brings the host's merged-/usr links): DEST a link there
+# is refused, a link among DEST's parents is followed inside the new root.
+t_symlink_destination_in_bound_root() {
+	local r=$T_TMP/root
+	mkdir -p "$r/some/dir" "$T_TMP/src"
+	ln -s /some/dir "$r/lnk"
+	echo hi >"$T_TMP/src/f"
+	clr bwrap --bind "$r" / "${SYS[@]}" --bind "$T_TMP/src" /lnk true
+	assert_eq "1 bwrap: Can't mount on symlink destination /lnk" "$RC $ERR"
+	clr bwrap --bind "$r" / "${SYS[@]}" --bind "$T_TMP/src" /lnk/x cat /some/dir/x/f
+	assert_eq "0 hi" "$RC $OUT" "a link among the parents ($ERR)"
+}
+
 # A hostile link in a tmpfs the argv made: nothing is ever created or
 # mounted outside the new root, whatever the link names (the old root
 # that bwrap 0.8 reaches as /oldroot, a host path, /proc/self/fd/N, a
