@@ -66,6 +66,7 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
 	const char *slash = strrchr(path, '/');
 	char parent[4096];
 	size_t plen;
+	int fd;
 
 	if (!slash || !slash[1])
 		return cl_fail(err, EINVAL, "resolving '%s'", path);
@@ -75,7 +76,12 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
 	memcpy(parent, path, plen);
 	parent[plen] = '\0';
 	*base = slash + 1;
-	return ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how->dirs, how, err);
+	fd = ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how->dirs, how, err);
+	/* bwrap words any failure on the way as its mkdir -p step, naming the
+	 * operation's DEST (the outermost call here is the one for DEST). */
+	if (fd < 0 && how->bwrap_msgs && err->errnum)
+		return cl_fail(err, err->errnum, "Can't mkdir parents for %s", path);
+	return fd;
 }
 
 /* An existing mount point of the other kind fails before any mount is
@@ -115,8 +121,11 @@ static int ensure_path(int rootfd, const char *path, enum ns_node type, mode_t l
 	fd = ns_open_in_root(rootfd, path, O_PATH);
 	if (fd >= 0)
 		return check_kind(fd, path, type, how, err);
+	/* Anything but "absent" is about the way there (a parent that is a
+	 * file, a link loop, no search permission). */
 	if (fd != -ENOENT)
-		return cl_fail(err, -fd, "resolving '%s'", path);
+		return cl_fail(err, -fd, how->bwrap_msgs ? "Can't mkdir parents for %s" : "resolving '%s'",
+		               path);
 	dirfd = ns_ensure_parent(rootfd, path, &base, how, err);
 	if (dirfd < 0)
 		return dirfd;
@@ -151,7 +160,7 @@ static int bwrap_mount_point(int rootfd, const char *path, enum ns_node type,
 	if (fd == -ENOENT)
 		return ns_ensure_path(rootfd, path, type, how, err);
 	if (fd < 0)
-		return cl_fail(err, -fd, "resolving '%s'", path);
+		return cl_fail(err, -fd, "Can't mkdir parents for %s", path);
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);

@@ -275,10 +275,21 @@ hi" "$RC $OUT" "($ERR)"
 }
 
 # A dangling link on the way is not followed (mkdir does not follow it):
-# what it names is missing.
+# what it names is missing, said as bwrap says a failed mkdir -p step.
 t_dangling_symlink_parent() {
 	clr bwrap "${SYS[@]}" --tmpfs /t --symlink /nonexistent /t/l --ro-bind /etc/hostname /t/l/f true
-	assert_eq "1 bwrap: Can't mkdir /t/l: No such file or directory" "$RC $ERR"
+	assert_eq "1 bwrap: Can't mkdir parents for /t/l/f: No such file or directory" "$RC $ERR"
+}
+
+# A parent that is a file: bwrap's words, the same as Debian's 0.8.
+t_parent_is_a_file() {
+	local op
+	for op in "--dir /t/f/sub" "--ro-bind /etc/hostname /t/f/sub" "--tmpfs /t/f/a/b" \
+		"--symlink x /t/f/a/l" "--file 5 /t/f/a/g"; do
+		# shellcheck disable=SC2086 # the operation's words
+		FD5=/etc/hostname both_err "${SYS[@]}" --tmpfs /t --ro-bind /etc/hostname /t/f $op true
+		assert_eq 1 "$CRC" "$op: exit code"
+	done
 }
 
 run_tests
