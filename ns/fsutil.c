@@ -34,18 +34,21 @@ int ns_open_in_root(int rootfd, const char *path, int flags)
 	return fd < 0 ? -errno : (int)fd;
 }
 
-/* Creates name in dirfd as type; an existing entry is fine. */
+static int ensure_path(int rootfd, const char *path, enum ns_node type, mode_t last,
+                       const struct ns_create *how, cl_error *err);
+
+/* Creates name in dirfd as type: 0 made, 1 already there, or -errno. */
 static int create_node(int dirfd, const char *name, enum ns_node type, mode_t dirs)
 {
 	if (type == NS_NODE_DIR) {
-		if (mkdirat(dirfd, name, dirs) < 0 && errno != EEXIST)
-			return -errno;
+		if (mkdirat(dirfd, name, dirs) < 0)
+			return errno == EEXIST ? 1 : -errno;
 		return 0;
 	}
 	/* A file made as a mount point is read-only, as bwrap makes it. */
 	int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
 	if (fd < 0)
-		return errno == EEXIST ? 0 : -errno;
+		return errno == EEXIST ? 1 : -errno;
 	close(fd);
 	return 0;
 }
@@ -63,6 +66,7 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
 	const char *slash = strrchr(path, '/');
 	char parent[4096];
 	size_t plen;
+	int fd;
 
 	if (!slash || !slash[1])
 		return cl_fail(err, EINVAL, "resolving '%s'", path);
@@ -72,7 +76,12 @@ int ns_ensure_parent(int rootfd, const char *path, const char **base,
 	memcpy(parent, path, plen);
 	parent[plen] = '\0';
 	*base = slash + 1;
-	return ns_ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how, err);
+	fd = ensure_path(rootfd, plen ? parent : "/", NS_NODE_DIR, how->dirs, how, err);
+	/* bwrap words any failure on the way as its mkdir -p step, naming the
+	 * operation's DEST (the outermost call here is the one for DEST). */
+	if (fd < 0 && how->bwrap_msgs && err->errnum)
+		return cl_fail(err, err->errnum, "Can't mkdir parents for %s", path);
+	return fd;
 }
 
 /* An existing mount point of the other kind fails before any mount is
@@ -101,8 +110,9 @@ static int check_kind(int fd, const char *path, enum ns_node type, const struct 
 	               type == NS_NODE_DIR ? "directory" : "file");
 }
 
-int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
-                   const struct ns_create *how, cl_error *err)
+/* last: the mode of path itself when it is made as a directory. */
+static int ensure_path(int rootfd, const char *path, enum ns_node type, mode_t last,
+                       const struct ns_create *how, cl_error *err)
 {
 	cl_autoclose int dirfd = -1;
 	const char *base;
@@ -111,12 +121,20 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	fd = ns_open_in_root(rootfd, path, O_PATH);
 	if (fd >= 0)
 		return check_kind(fd, path, type, how, err);
+	/* Anything but "absent" is about the way there (a parent that is a
+	 * file, a link loop, no search permission). */
 	if (fd != -ENOENT)
-		return cl_fail(err, -fd, "resolving '%s'", path);
+		return cl_fail(err, -fd, how->bwrap_msgs ? "Can't mkdir parents for %s" : "resolving '%s'",
+		               path);
 	dirfd = ns_ensure_parent(rootfd, path, &base, how, err);
 	if (dirfd < 0)
 		return dirfd;
-	rc = create_node(dirfd, base, type, how->dirs);
+	rc = create_node(dirfd, base, type, last);
+	/* A directory that "exists" although it did not resolve is a
+	 * dangling symlink: mkdir does not follow it, and neither do we
+	 * (what it names is not there: ENOENT, as mkdir -p says). */
+	if (rc == 1 && type == NS_NODE_DIR)
+		rc = -ENOENT;
 	if (rc < 0 && !how->bwrap_msgs)
 		return cl_fail(err, -rc, "creating mount point %s", path);
 	if (rc < 0)
@@ -127,6 +145,51 @@ int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s", path);
 	return fd;
+}
+
+/* bwrap 0.12's rules for where a mount lands: the parents of DEST are
+ * resolved in the new root (as everywhere here), DEST itself is never
+ * followed: a symlink there is refused, and an existing DEST of the
+ * other kind is refused before anything is mounted. */
+static int bwrap_mount_point(int rootfd, const char *path, enum ns_node type,
+                             const struct ns_create *how, cl_error *err)
+{
+	struct stat st;
+	int fd = ns_open_in_root(rootfd, path, O_PATH | O_NOFOLLOW);
+
+	if (fd == -ENOENT)
+		return ns_ensure_path(rootfd, path, type, how, err);
+	if (fd < 0)
+		return cl_fail(err, -fd, "Can't mkdir parents for %s", path);
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return cl_fail(err, e, "inspecting %s", path);
+	}
+	if (S_ISLNK(st.st_mode) || S_ISDIR(st.st_mode) != (type == NS_NODE_DIR)) {
+		close(fd);
+		if (S_ISLNK(st.st_mode))
+			return cl_fail(err, 0, "Can't mount on symlink destination %s", path);
+		return cl_fail(err, 0, "Destination is not a %s %s",
+		               type == NS_NODE_DIR ? "directory" : "file", path);
+	}
+	return fd;
+}
+
+int ns_ensure_mount_point(int rootfd, const char *path, enum ns_node type,
+                          const struct ns_create *how, cl_error *err)
+{
+	if (how->bwrap_msgs)
+		return bwrap_mount_point(rootfd, path, type, how, err);
+	return ns_ensure_path(rootfd, path, type, how, err);
+}
+
+int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
+                   const struct ns_create *how, cl_error *err)
+{
+	/* bwrap makes DEST itself 0755 (ensure_dir), only its parents get
+	 * the mode derived from the operation's. */
+	return ensure_path(rootfd, path, type, how->bwrap_msgs ? 0755 : how->dirs, how, err);
 }
 
 int ns_set_attr(int fd, unsigned int flags, uint64_t set, uint64_t clr, const char *what,

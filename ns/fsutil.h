@@ -25,6 +25,13 @@ int ns_open_in_root(int rootfd, const char *path, int flags);
  * as `type` when absent. Returns an O_PATH fd or -errno with err set. */
 int ns_ensure_path(int rootfd, const char *path, enum ns_node type,
                    const struct ns_create *how, cl_error *err);
+/* ns_ensure_path for the place a mount lands. With how->bwrap_msgs these
+ * are bwrap 0.12's rules: a symlink at path is refused ("Can't mount on
+ * symlink destination PATH"), and so is an existing path of the other
+ * kind ("Destination is not a directory|file PATH"); cloister run follows
+ * a symlink at path (inside the root) as before. */
+int ns_ensure_mount_point(int rootfd, const char *path, enum ns_node type,
+                          const struct ns_create *how, cl_error *err);
 /* Returns the fd of the parent directory of path and points *base at the
  * last component (inside path). Parents are created as `how` says. */
 int ns_ensure_parent(int rootfd, const char *path, const char **base,

@@ -432,8 +432,8 @@ static int do_bind(struct mount_ctx *c, size_t i, cl_error *err)
 		return 0;   /* optional source that does not exist */
 	if (fstat(c->trees[i], &st) < 0)
 		return cl_fail_errno(err, "inspecting bind source %s", m->src ? m->src : "(fd)");
-	destfd = ns_ensure_path(c->rootfd, m->dest, S_ISDIR(st.st_mode) ? NS_NODE_DIR : NS_NODE_FILE,
-	                        &c->how, err);
+	destfd = ns_ensure_mount_point(c->rootfd, m->dest,
+	                               S_ISDIR(st.st_mode) ? NS_NODE_DIR : NS_NODE_FILE, &c->how, err);
 	if (destfd < 0)
 		return destfd;
 	if (attach(c->trees[i], destfd, "", m->dest, err) < 0)
@@ -523,7 +523,7 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 	case CL_MNT_PROC:
 	case CL_MNT_DEV:
 	case CL_MNT_MQUEUE:
-		destfd = ns_ensure_path(c->rootfd, m->dest, NS_NODE_DIR, &c->how, err);
+		destfd = ns_ensure_mount_point(c->rootfd, m->dest, NS_NODE_DIR, &c->how, err);
 		if (destfd < 0)
 			return destfd;
 		if (m->kind == CL_MNT_TMPFS)
@@ -606,10 +606,22 @@ static int pivot(struct mount_ctx *c, cl_error *err)
 	return 0;
 }
 
+/* The --perms value the parents of m's DEST are made from. bwrap gives
+ * every operation a mode, and 0 to those --perms cannot precede (binds,
+ * symlinks, proc, dev, mqueue, overlays): their parents come out 0700.
+ * cloister run makes them 0755. */
+static mode_t parent_perms(const struct cl_policy *p, const struct cl_mount *m)
+{
+	if (m->mode != (mode_t)-1 || !p->hooks.bwrap_mounts)
+		return m->mode;
+	return m->kind == CL_MNT_TMPFS || m->kind == CL_MNT_DIR ? (mode_t)-1 : 0;
+}
+
 int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_error *err)
 {
 	struct mount_ctx c = {.p = p, .devnull = -1, .rootfd = -1, .console = -1, .pre = pre,
 	                      .pre_root = pre_root};
+	mode_t old_umask;
 	int rc;
 
 	/* Propagation first: nothing done below may reach the host's mounts. */
@@ -628,12 +640,16 @@ int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_
 		c.trees[i] = -1;
 	for (size_t i = 0; i < N_DEV_NODES; i++)
 		c.dev[i] = -1;
+	/* Nodes made here get exactly the modes asked for (bwrap's 0755
+	 * parents, 0444 mount-point files), whatever the caller's umask; the
+	 * command gets that umask back before anything else is created. */
+	old_umask = umask(0);
 	/* Sources before the root: binds see the caller's view of the host. */
 	rc = open_sources(&c, err);
 	if (rc == 0)
 		rc = make_root(&c, err);
 	for (size_t i = 0; rc == 0 && i < p->n_mounts; i++) {
-		c.how.dirs = ns_parent_mode(p->mounts[i].mode);
+		c.how.dirs = ns_parent_mode(parent_perms(p, &p->mounts[i]));
 		c.how.bwrap_msgs = p->hooks.bwrap_msgs;
 		rc = do_mount(&c, i, err);
 		if (rc == 0)
@@ -641,6 +657,7 @@ int ns_mounts_setup(const struct cl_policy *p, const int *pre, int pre_root, cl_
 	}
 	if (rc == 0)
 		rc = pivot(&c, err);
+	umask(old_umask);
 	/* The child execs soon; fds are CLOEXEC, memory goes with the exec. */
 	return rc;
 }

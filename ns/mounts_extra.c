@@ -75,7 +75,7 @@ int ns_mount_file(int rootfd, const struct cl_mount *m, const struct ns_create *
 static int attach_at(int tree, int rootfd, const char *dest, enum ns_node type,
                      const struct ns_create *how, cl_error *err)
 {
-	cl_autoclose int destfd = ns_ensure_path(rootfd, dest, type, how, err);
+	cl_autoclose int destfd = ns_ensure_mount_point(rootfd, dest, type, how, err);
 
 	if (destfd < 0)
 		return destfd;

@@ -56,14 +56,16 @@ static int parse_list(struct cl_bwrap *b, int n, char **v, int *pos, bool nested
 
 /* "--args FD": the NUL-separated arguments are parsed as options right
  * here, as bwrap does; a non-option inside them ends that list (bwrap
- * ignores the rest: the command comes from the real argv). */
+ * ignores the rest: the command comes from the real argv). The data may
+ * not hold another --args (bwrap's rule), and a --perms, --size or
+ * --overlay-src it leaves pending is an error right after it. */
 static int parse_args_fd(struct cl_bwrap *b, const char *fdstr, cl_error *err)
 {
 	char **add = NULL;
 	int fd, pos = 0, rc;
 
-	if (b->args_depth >= 32)
-		return cl_fail(err, 0, "--args nested too deeply");
+	if (b->args_depth > 0)
+		return cl_fail(err, 0, "--args not supported in arguments file");
 	if (cl_bwrap_parse_fd(fdstr, &fd, err) < 0)
 		return -EINVAL;
 	if (cl_bwrap_read_args(fd, &add, err) < 0)
@@ -74,7 +76,7 @@ static int parse_args_fd(struct cl_bwrap *b, const char *fdstr, cl_error *err)
 	rc = parse_list(b, (int)cl_strv_len(add), add, &pos, true, err);
 	b->args_depth--;
 	cl_strv_free(add);
-	return rc;
+	return rc < 0 ? rc : cl_bwrap_check_pending(b, "--args", err);
 }
 
 /* Options from v[*pos] on; stops at "--" (skipped) or a non-option. */
@@ -122,10 +124,9 @@ static int check_combinations(struct cl_bwrap *b, cl_error *err)
 {
 	const struct cl_policy *p = b->p;
 
-	if (b->perms_set)
-		return cl_fail(err, 0, "--perms must be followed by an option that creates a file");
-	if (b->size_set)
-		return cl_fail(err, 0, "--size must be followed by --tmpfs");
+	/* A --perms or --size still pending here came right before the
+	 * command: bwrap stops reading options there and never looks at
+	 * them again. A pending --overlay-src it does check. */
 	if (b->ovl_src)
 		return cl_fail(err, 0, "--overlay-src must be followed by another --overlay-src "
 		               "or one of --overlay, --tmp-overlay, or --ro-overlay");

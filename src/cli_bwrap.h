@@ -15,14 +15,15 @@
 #define CL_BWRAP_EXIT_FAIL 1
 /* The bubblewrap release whose command line and observable behaviour the
  * front-end implements (--version; docs/bwrap.md lists what differs). */
-#define CL_BWRAP_VERSION "0.11.0"
+#define CL_BWRAP_VERSION "0.12.0"
 
 /* Parser state that spans options (bwrap's "next operation" modifiers and
  * the facts checked once the whole command line is known). */
 struct cl_bwrap {
 	struct cl_policy *p;
 	bool help, version;
-	/* --perms/--size apply to the next operation only. */
+	/* --perms/--size apply to the next operation only; left pending
+	 * before the command (or "--") they are ignored, as in bwrap. */
 	mode_t next_perms;
 	bool perms_set;
 	uint64_t next_size;
@@ -56,6 +57,10 @@ struct cl_bwrap_opt {
  * *known is false for a name that is not an option. */
 int cl_bwrap_apply(struct cl_bwrap *b, int argc, char **argv, int *i, bool *known,
                    cl_error *err);
+/* bwrap's check after each option NAME: a --perms, --size or --overlay-src
+ * that NAME did not consume is an error (the modifiers themselves and
+ * --overlay-src may follow each other). */
+int cl_bwrap_check_pending(const struct cl_bwrap *b, const char *name, cl_error *err);
 /* cloister's additions (--memory, --timeout, ...) and --level-prefix. */
 int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a,
                         cl_error *err);

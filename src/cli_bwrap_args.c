@@ -9,6 +9,7 @@
 #include "src/cli_bwrap.h"
 #include "src/fdio.h"
 #include "src/parse.h"
+#include "src/runtime.h"
 
 int cl_bwrap_read_args(int fd, char ***out, cl_error *err)
 {
@@ -117,6 +118,8 @@ void cl_bwrap_usage(FILE *f, const char *prog)
 	      "    --forward-out SPEC           SPORT:HOST:HPORT (needs --unshare-net)\n"
 	      "    --workspace DIR              DIR writable as an overlay, DIR itself untouched\n"
 	      "    --diff-out FILE              The workspace's changes as a diff bundle\n"
+	      "    --runtime native|auto        The executor (native only; docker and codeplane\n"
+	      "                                 cannot represent a bwrap command line)\n"
 	      "  Environment:\n"
 	      "    CLOISTER_BWRAP_POLICY=FILE   Hardening policy for every run (else\n"
 	      "                                 /etc/cloister/bwrap.json if present)\n", f);
@@ -173,6 +176,27 @@ static int set_path(char **slot, const char *v, const char *opt, cl_error *err)
 	return *slot ? 0 : cl_fail(err, ENOMEM, "%s", opt);
 }
 
+/* --runtime: bwrap mode runs on the native executor only. docker and
+ * codeplane build the root from an image and take cloister run's mount
+ * list; a bwrap argv's empty root built from ordered binds, symlinks,
+ * files from fds, --dev/--proc and inherited fds has no faithful mapping
+ * there, so they are refused rather than approximated. auto is native
+ * (the one runtime that can run the argv), with no fallback. */
+static int ext_runtime(struct cl_bwrap *b, const char *v, cl_error *err)
+{
+	int rt = cl_runtime_parse(v);
+
+	if (rt < 0)
+		return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
+	if (rt == CL_RT_DOCKER || rt == CL_RT_CODEPLANE)
+		return cl_fail(err, 0, "--runtime %s: not available in bwrap mode (the %s executor "
+		               "cannot represent a bwrap command line: an empty root built from "
+		               "ordered binds, symlinks, --dev and --proc); use --runtime native or "
+		               "cloister run --runtime %s", v, v, v);
+	b->p->runtime = (enum cl_runtime)rt;
+	return 0;
+}
+
 int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a,
                         cl_error *err)
 {
@@ -206,6 +230,8 @@ int cl_bwrap_ext_option(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char *
 		return set_path(&p->workspace, a[0], n, err);
 	if (strcmp(n, "--diff-out") == 0)
 		return set_path(&p->diff_out, a[0], n, err);
+	if (strcmp(n, "--runtime") == 0)
+		return ext_runtime(b, a[0], err);
 	if (strcmp(n, "--publish") == 0)
 		return ext_publish(p, a[0], err);
 	if (strcmp(n, "--forward-out") == 0)

@@ -25,6 +25,8 @@ int cl_bwrap_parse_fd(const char *s, int *fd, cl_error *err)
 	return 0;
 }
 
+/* bwrap reads --perms and --chmod with strtoul(s, 8): leading blanks and a
+ * sign are taken ("+700", "-0"), a negative value wraps past 07777. */
 static int parse_octal(const char *s, const char *opt, mode_t *out, cl_error *err)
 {
 	char *end;
@@ -32,7 +34,7 @@ static int parse_octal(const char *s, const char *opt, mode_t *out, cl_error *er
 
 	errno = 0;
 	v = strtoul(s, &end, 8);
-	if (!*s || *end || errno || v > 07777 || s[0] == '-' || s[0] == '+')
+	if (!*s || *end || errno || v > 07777)
 		return cl_fail(err, 0, "%s takes an octal argument <= 07777", opt);
 	*out = (mode_t)v;
 	return 0;
@@ -90,16 +92,18 @@ static int o_bind_fd(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a,
 }
 
 /* One destination-only operation: --remount-ro --proc --dev --tmpfs
- * --mqueue --dir --tmp-overlay --ro-overlay. */
+ * --mqueue --dir. Only --tmpfs and --dir take --perms, only --tmpfs
+ * --size (bwrap 0.12: a tmpfs or --dir without --perms is 0755). */
 static int o_dest(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_error *err)
 {
-	struct cl_mount *m = add(b, (enum cl_mount_kind)o->flags, NULL, false, a[0], 0, err);
+	enum cl_mount_kind k = (enum cl_mount_kind)o->flags;
+	struct cl_mount *m = add(b, k, NULL, false, a[0], 0, err);
 
 	if (!m)
 		return -ENOMEM;
-	if (b->perms_set)
+	if (o->uses_perms && b->perms_set)
 		m->mode = b->next_perms;
-	if (b->size_set)
+	if (k == CL_MNT_TMPFS && b->size_set)
 		m->size = b->next_size;
 	return 0;
 }
@@ -228,8 +232,11 @@ static int o_str(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_
 
 	if (strcmp(n, "--hostname") == 0)
 		return set_str(&b->p->hostname, a[0], err);
-	if (strcmp(n, "--argv0") == 0)
+	if (strcmp(n, "--argv0") == 0) {
+		if (b->p->argv0)
+			return cl_fail(err, 0, "--argv0 used multiple times");
 		return set_str(&b->p->argv0, a[0], err);
+	}
 	if (strcmp(n, "--lock-file") == 0) {
 		char *d = abs_path(a[0], false);
 		int rc = d ? set_str(&b->p->hooks.lock_file, d, err) : cl_fail(err, ENOMEM, "--lock-file");
@@ -366,11 +373,12 @@ static int o_label(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, c
 	return cl_fail(err, 0, "labeling not supported on this system");
 }
 
-/* bwrap's --size: a C integer literal (decimal, 0x hex or 0 octal), not
- * zero, at most 2^63-1 (the largest size tmpfs takes). */
+/* bwrap's --size: bytes as a C integer literal (decimal, 0x hex or 0
+ * octal; no k/m/g suffix), not zero, at most half the address space
+ * (SIZE_MAX >> 1, bwrap's limit: 2^63-1 on 64-bit hosts). */
 static int parse_size(const char *s, uint64_t *v, cl_error *err)
 {
-	const uint64_t max = INT64_MAX;
+	const uint64_t max = SIZE_MAX >> 1;
 	unsigned long long n;
 	char *end = NULL;
 
@@ -379,7 +387,7 @@ static int parse_size(const char *s, uint64_t *v, cl_error *err)
 	if (errno || !isdigit((unsigned char)s[0]) || !end || *end || n == 0)
 		return cl_fail(err, 0, "--size takes a non-zero number of bytes");
 	if (n > max)
-		return cl_fail(err, 0, "--size (for tmpfs) is limited to %llu", (unsigned long long)max);
+		return cl_fail(err, 0, "--size (for tmpfs) is limited to %zu", (size_t)max);
 	*v = n;
 	return 0;
 }
@@ -452,6 +460,7 @@ static const struct cl_bwrap_opt bw_opts[] = {
 	{"--timeout", 1, cl_bwrap_ext_option, 0, false}, {"--json-status", 1, cl_bwrap_ext_option, 0, false},
 	{"--publish", 1, cl_bwrap_ext_option, 0, false}, {"--forward-out", 1, cl_bwrap_ext_option, 0, false},
 	{"--workspace", 1, cl_bwrap_ext_option, 0, false}, {"--diff-out", 1, cl_bwrap_ext_option, 0, false},
+	{"--runtime", 1, cl_bwrap_ext_option, 0, false},
 };
 
 static const char *nargs_text(const struct cl_bwrap_opt *o)
@@ -460,6 +469,20 @@ static const char *nargs_text(const struct cl_bwrap_opt *o)
 		return strcmp(o->name, "--chdir") == 0 || strcmp(o->name, "--remount-ro") == 0
 		       ? "one argument" : "an argument";
 	return o->nargs == 2 ? "two arguments" : "three arguments";
+}
+
+int cl_bwrap_check_pending(const struct cl_bwrap *b, const char *name, cl_error *err)
+{
+	bool modifier = strcmp(name, "--perms") == 0 || strcmp(name, "--size") == 0;
+
+	if (!modifier && b->perms_set)
+		return cl_fail(err, 0, "--perms must be followed by an option that creates a file");
+	if (!modifier && b->size_set)
+		return cl_fail(err, 0, "--size must be followed by --tmpfs");
+	if (strcmp(name, "--overlay-src") != 0 && b->ovl_src)
+		return cl_fail(err, 0, "--overlay-src must be followed by another --overlay-src "
+		               "or one of --overlay, --tmp-overlay, or --ro-overlay");
+	return 0;
 }
 
 /* Applies one option at argv[*i]; advances *i past its arguments. */
@@ -477,16 +500,16 @@ int cl_bwrap_apply(struct cl_bwrap *b, int argc, char **argv, int *i, bool *know
 		return 0;
 	if (argc - *i - 1 < o->nargs)
 		return cl_fail(err, 0, "%s takes %s", o->name, nargs_text(o));
-	/* --perms/--size describe the next operation; anything else after
-	 * them is an error, as in bwrap. */
-	if (b->perms_set && !o->uses_perms && o->fn != o_modifier)
-		return cl_fail(err, 0, "--perms must be followed by an option that creates a file");
-	if (b->size_set && strcmp(o->name, "--tmpfs") != 0 && o->fn != o_modifier)
-		return cl_fail(err, 0, "--size must be followed by --tmpfs");
+	/* Order as in bwrap: the option itself first (its own errors win),
+	 * then what it consumed of --perms/--size, then whatever is still
+	 * pending is an error (they describe the next operation only). */
 	rc = o->fn(b, o, argv + *i + 1, err);
 	*i += o->nargs;
-	if (rc == 0 && o->uses_perms) {
-		b->perms_set = b->size_set = false;
-	}
-	return rc;
+	if (rc < 0)
+		return rc;
+	if (o->uses_perms)
+		b->perms_set = false;
+	if (strcmp(o->name, "--tmpfs") == 0)
+		b->size_set = false;
+	return cl_bwrap_check_pending(b, o->name, err);
 }

@@ -55,10 +55,10 @@ t_help_usage_first_line() {
 		"$(head -n1 "$T_TMP/cloister.out")" "usage line"
 }
 t_version() {
-	# Documented form "bubblewrap X.Y.Z"; cloister implements 0.11's options.
+	# Documented form "bubblewrap X.Y.Z"; cloister implements 0.12's rules.
 	run_both --version
 	assert_eq 0 "$CRC" "exit code"
-	assert_contains "$(cat "$T_TMP/cloister.out")" "bubblewrap 0.11"
+	assert_contains "$(cat "$T_TMP/cloister.out")" "bubblewrap 0.12"
 }
 t_nothing_left_behind_on_error() {
 	local m; m=$(marker err)

@@ -162,6 +162,24 @@ t_ext_bad_values() {
 	clr bwrap --timeout 0 --ro-bind / / true
 	assert_eq 1 "$RC"; assert_contains "$ERR" "--timeout '0'"
 }
+# --runtime: native (and auto, which can only be native here) run the
+# argv; docker and codeplane cannot represent it and are refused before
+# anything runs, in one line naming the alternatives.
+t_ext_runtime() {
+	local rt
+	for rt in native auto; do
+		clr bwrap --runtime "$rt" --ro-bind / / echo ran
+		assert_eq "0 ran" "$RC $OUT" "--runtime $rt ($ERR)"
+	done
+	for rt in docker codeplane; do
+		clr bwrap --runtime "$rt" --ro-bind / / touch "$T_TMP/ran"
+		assert_eq 1 "$RC" "--runtime $rt"
+		assert_eq "bwrap: --runtime $rt: not available in bwrap mode (the $rt executor cannot represent a bwrap command line: an empty root built from ordered binds, symlinks, --dev and --proc); use --runtime native or cloister run --runtime $rt" "$ERR"
+		[ ! -e "$T_TMP/ran" ] || fail "--runtime $rt: the command ran"
+	done
+	clr bwrap --runtime bogus --ro-bind / / true
+	assert_eq "1 bwrap: --runtime 'bogus': expected auto, native, docker or codeplane" "$RC $ERR"
+}
 t_ext_limits_run_or_refuse_clearly() {
 	# Limits need the cgroup backend: either they apply, or nothing runs
 	# and the one-line error says why.

@@ -72,6 +72,11 @@ static void test_errors(void)
 		{{"bwrap", "--unshare-pid", "--as-pid-1", "--unshare-user", "--uid", "x", NULL}, "Invalid uid: x"},
 		{{"bwrap", "--cap-add", "CAP_NOPE", NULL}, "unknown cap: CAP_NOPE"},
 		{{"bwrap", "--exec-label", "l", NULL}, "labeling not supported on this system"},
+		/* The option's own error comes before a pending modifier's. */
+		{{"bwrap", "--perms", "0700", "--uid", "x", "true", NULL}, "Invalid uid: x"},
+		{{"bwrap", "--size", "1", "--perms", "0700", "--dir", "/x", NULL},
+		 "--size must be followed by --tmpfs"},
+		{{"bwrap", "--argv0", "a", "--argv0", "b", "true", NULL}, "--argv0 used multiple times"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
@@ -83,6 +88,23 @@ static void test_errors(void)
 		cl_policy_free(&p);
 		cl_strv_free(b.ovl_src);
 	}
+}
+
+/* bwrap stops reading options at the command: a --perms or --size still
+ * pending there is ignored, not an error, and creates nothing. */
+static void test_pending_modifiers_before_command(void)
+{
+	struct cl_policy p;
+	struct cl_bwrap b;
+	cl_error err;
+	char *av[] = {"bwrap", "--ro-bind", "/", "/", "--perms", "0700", "--size", "1", "--",
+	              "true", NULL};
+	int rc = parse(&p, &b, &err, av);
+
+	CHECK("pending --perms/--size before the command are ignored",
+	      rc == 0 && p.n_mounts == 1 && p.argv && strcmp(p.argv[0], "true") == 0);
+	cl_policy_free(&p);
+	cl_strv_free(b.ovl_src);
 }
 
 static void test_args_fd_and_env(void)
@@ -132,6 +154,7 @@ int main(void)
 {
 	test_order_and_modifiers();
 	test_errors();
+	test_pending_modifiers_before_command();
 	test_args_fd_and_env();
 	test_caps();
 	UNIT_MAIN_END;
