@@ -366,7 +366,7 @@ int ws_snap_list(json_t **out, cl_error *err)
 		if (!ws_snap_id_ok(de->d_name) || !(m = read_meta(dirfd(d), de->d_name)))
 			continue;
 		if (n == cap) {
-			json_t **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			json_t **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(json_t *));
 			if (!nv) {
 				json_decref(m);
 				break;
@@ -385,7 +385,7 @@ int ws_snap_list(json_t **out, cl_error *err)
 		return cl_fail(err, ENOMEM, "listing workspace snapshots");
 	}
 	if (n)
-		qsort(v, n, sizeof(v[0]), by_created);
+		qsort(v, n, sizeof(json_t *), by_created);
 	for (size_t i = 0; i < n; i++)
 		json_array_append_new(*out, v[i]);
 	free(v);

@@ -87,6 +87,12 @@ t_diff_of_a_snapshot_run_is_relative_to_the_snapshot() {
 	b=$(py 'j["details"]["diffBundlePath"]' <<<"$ERR")
 	assert_eq "delete:new.txt modify:olddir/y" "$(py '" ".join(p["operation"]+":"+p["path"] for p in j["patches"])' <"$b")" \
 		"only this run's changes"
+	# The copy fallback starts from the same tree and gives the same bundle.
+	spec "$T_TMP/c.json" r3 "cd $P && echo more >>olddir/y && rm new.txt && $ok" '{"name":"e","snapshotId":"base2"}' \
+		'"reviewDiffs":true'
+	CLOISTER_WORKSPACE_MODE=copy run_spec "$T_TMP/c.json"
+	assert_eq 125 "$RC" "copy mode: held for review ($OUT)"
+	cmp "$b" "$(py 'j["details"]["diffBundlePath"]' <<<"$ERR")" || fail "copy mode's bundle differs from the overlay's"
 	# baseRef: the hash of the snapshot's tree, as a workspace of a plain
 	# copy of that tree names it.
 	cp -a "$(snapdir)/base2/tree" "$T_TMP/equiv"
@@ -200,6 +206,9 @@ t_busy_workspace_and_snapshot_in_use_are_refused() {
 # nothing is listed, the id is free, gc removes the rest. A machine fast
 # enough to finish first is told apart (the snapshot exists) and the tree
 # grows.
+copying_or_done() {
+	compgen -G "$(snapdir)/.tmp-*/tree/big/d*" >/dev/null || [ -e "$(snapdir)/killed" ]
+}
 t_killed_snapshot_leaves_no_half_snapshot() {
 	setup
 	sticky_w1
@@ -217,7 +226,7 @@ for d in range(n):
 PY
 		"$CL" workspace snapshot w1 --id killed >/dev/null 2>&1 &
 		pid=$!
-		wait_until compgen -G "$(snapdir)/.tmp-*/tree/big/d*" >/dev/null || fail "the snapshot never started copying"
+		wait_until copying_or_done || fail "the snapshot never started copying"
 		kill -KILL "$pid"; wait "$pid" 2>/dev/null
 		if [ -e "$(snapdir)/killed" ]; then
 			"$CL" workspace rm-snapshot killed; n=$((n * 4))   # finished first: more to copy
