@@ -298,4 +298,20 @@ t_gc_keeps_snapshots_of_removed_sticky_workspaces() {
 	assert_eq "keep" "$(py '" ".join(s["id"] for s in j)' <<<"$OUT")" "still listed"
 }
 
+# A sticky dir without its "root" record: its first run was killed while
+# making it. Nothing to snapshot; the next run makes it again from scratch.
+t_unfinished_sticky_is_refused_then_made_again() {
+	setup
+	mkdir -p "$CLOISTER_STATE_DIR/workspaces/sticky-half/upper"
+	echo junk >"$CLOISTER_STATE_DIR/workspaces/sticky-half/upper/junk.txt"
+	clr workspace snapshot half
+	assert_eq 125 "$RC" "snapshot of an unfinished workspace"
+	assert_contains "$ERR" "sticky workspace half was never completed"
+	assert_eq "" "$(ls -A "$(snapdir)" 2>/dev/null)" "nothing made"
+	spec "$T_TMP/h.json" r1 "test ! -e $P/junk.txt || exit 9; $ok" '{"name":"half","persistence":"sticky"}'
+	run_spec "$T_TMP/h.json"
+	assert_eq 0 "$RC" "the next run makes it again ($OUT $ERR)"
+	assert_eq "$P" "$(cat "$CLOISTER_STATE_DIR/workspaces/sticky-half/root")" "recorded now"
+}
+
 run_tests
