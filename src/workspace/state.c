@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/check.h"
 #include "src/cleanup.h"
 #include "src/workspace/copy.h"
+#include "src/workspace/probe.h"
 #include "src/workspace/snapshot.h"
 #include "src/fdio.h"
 
@@ -197,15 +197,15 @@ static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool 
 	return add_mount(p, w, root, err);
 }
 
-/* Overlay unless forced otherwise or unavailable (a forked probe, the
- * one `cloister check` reports). A root caller's sandbox is an unmapped
- * host id (docs/security.md): through an overlay root's files in DIR would
- * be nobody's, neither writable nor copied up, so it always gets the copy,
- * bound idmapped as its other writable binds are. */
-static bool use_copy(const struct cl_policy *p)
+/* Overlay unless forced otherwise or unavailable (the forked probe
+ * `cloister check` reports, its answer cached per boot: probe.c). A root
+ * caller's sandbox is an unmapped host id (docs/security.md): through an
+ * overlay root's files in DIR would be nobody's, neither writable nor
+ * copied up, so it always gets the copy, bound idmapped as its other
+ * writable binds are. */
+static bool use_copy(const struct cl_policy *p, const struct ws_run *w)
 {
 	const char *m = getenv("CLOISTER_WORKSPACE_MODE");
-	int e;
 
 	if (p->host_uid != geteuid())
 		return true;
@@ -213,7 +213,9 @@ static bool use_copy(const struct cl_policy *p)
 		return true;
 	if (m && !strcmp(m, "overlay"))
 		return false;
-	return !cl_check_overlay(&e);
+	/* The state dir (workspaces/ holds only run and sticky dirs). */
+	cl_autoclose int state = openat(w->parent_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return !ws_overlay_works(state);
 }
 
 /* The fallback: DIR copied into upper/, bound read-write at DIR. */
@@ -256,7 +258,7 @@ int ws_run_prepare(struct cl_policy *p, struct ws_run *w, const char *snapshot, 
 
 	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 ||
 	    (snapshot && (rc = use_snapshot(w, snapshot, err)) < 0) || (rc = make_run_dir(w, err)) < 0 ||
-	    (rc = use_copy(p) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
+	    (rc = use_copy(p, w) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
 		ws_run_cleanup(w);
 	return rc;
 }
