@@ -5,6 +5,7 @@
 #include "src/workspace/cli.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,15 +40,19 @@ static int cmd_snapshot(int argc, char **argv)
 			id = argv[++i];
 		else if (!strncmp(argv[i], "--id=", 5))
 			id = argv[i] + 5;
+		else if (!strcmp(argv[i], "--id"))
+			return fputs("cloister: workspace snapshot: --id needs a value\n", stderr), EXIT_SETUP;
 		else if (argv[i][0] == '-')
 			return fprintf(stderr, "cloister: workspace snapshot: unknown option '%s'\n", argv[i]), EXIT_SETUP;
 		else if (!name)
 			name = argv[i];
 		else
-			return usage(stderr), EXIT_SETUP;
+			return fprintf(stderr, "cloister: workspace snapshot: unexpected '%s' (one NAME)\n", argv[i]),
+			       EXIT_SETUP;
 	}
 	if (!name)
-		return usage(stderr), EXIT_SETUP;
+		return fputs("cloister: workspace snapshot: usage: cloister workspace snapshot NAME [--id ID]\n",
+		             stderr), EXIT_SETUP;
 	if (ws_snap_create(name, id, out, &err) < 0)
 		return failed(&err);
 	printf("%s\n", out);
@@ -79,7 +84,8 @@ static int cmd_list(int argc, char **argv)
 	json_t *list;
 
 	if (argc > 2 || (argc == 2 && !json))
-		return usage(stderr), EXIT_SETUP;
+		return fprintf(stderr, "cloister: workspace snapshots: unexpected '%s' (usage: cloister workspace "
+		               "snapshots [--json])\n", argv[1]), EXIT_SETUP;
 	if (ws_snap_list(&list, &err) < 0)
 		return failed(&err);
 	if (json) {
@@ -100,7 +106,8 @@ static int cmd_rm(int argc, char **argv)
 	cl_error err = {0};
 
 	if (argc != 2 || argv[1][0] == '-')
-		return usage(stderr), EXIT_SETUP;
+		return fputs("cloister: workspace rm-snapshot: usage: cloister workspace rm-snapshot ID\n", stderr),
+		       EXIT_SETUP;
 	if (ws_snap_remove(argv[1], &err) < 0) {
 		cl_wrap(&err, "workspace rm-snapshot");
 		return failed(&err);
@@ -118,6 +125,7 @@ int ws_cli_workspace_main(int argc, char **argv)
 		return cmd_rm(argc - 1, argv + 1);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
 		return usage(stdout), 0;
-	usage(stderr);
+	fprintf(stderr, "cloister: workspace: unknown subcommand '%s' (snapshot, snapshots, rm-snapshot; see "
+	        "cloister workspace --help)\n", argc >= 2 ? argv[1] : "");
 	return EXIT_SETUP;
 }
