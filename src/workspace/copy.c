@@ -7,6 +7,7 @@
 #include "src/workspace/copy.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -19,46 +20,95 @@
 #include "src/cleanup.h"
 #include "src/fdio.h"
 
-/* The whole of in, to EOF (a size that changed since the stat is copied
- * as it is now). */
-static int copy_rw(int in, int out, const struct stat *st)
+/* bytes [from, to) of in to the same offsets of out. */
+static int copy_range(int in, int out, off_t from, off_t to)
 {
 	char buf[65536];
-	ssize_t n;
 
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
+	while (from < to) {
+		size_t want = (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+		ssize_t n = pread(in, buf, want, from), w = 0;
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 || cl_write_all(out, buf, (size_t)n) < 0)
-			return -errno;
+		if (n <= 0)
+			return n < 0 ? -errno : 0;   /* shorter than it was: copied as it is */
+		while (w < n) {
+			ssize_t k = pwrite(out, buf + w, (size_t)(n - w), from + w);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				return k < 0 ? -errno : -EIO;
+			w += k;
+		}
+		from += n;
 	}
-	return fchmod(out, st->st_mode & 0777) < 0 ? -errno : 0;
+	return 0;
+}
+
+/* Only the data of in, its holes left holes: a sandbox can make a 1 TiB
+ * file that takes no space (truncate), which a byte-for-byte copy (or
+ * copy_file_range, which fills holes in) would write out in full. */
+static int copy_extents(int in, int out, off_t size)
+{
+	off_t off = 0;
+
+	while (off < size) {
+		off_t data = lseek(in, off, SEEK_DATA), hole;
+		int rc;
+		if (data < 0 && errno == ENXIO)
+			break;   /* a hole to the end */
+		if (data < 0)
+			return errno == EINVAL ? copy_range(in, out, off, size) : -errno;   /* no SEEK_DATA here */
+		if ((hole = lseek(in, data, SEEK_HOLE)) < 0)
+			return -errno;
+		if ((rc = copy_range(in, out, data, hole)) < 0)
+			return rc;
+		off = hole;
+	}
+	return ftruncate(out, size) < 0 ? -errno : 0;
+}
+
+/* The kernel copies; 1 when it cannot here (across filesystems). */
+static int copy_kernel(int in, int out, off_t size)
+{
+	off_t left = size;
+
+	while (left > 0) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && left == size && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP))
+			return 1;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		left -= n;
+	}
+	return 0;
 }
 
 static int copy_file(int sdir, int ddir, const char *name, const struct stat *st)
 {
 	cl_autoclose int in = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	cl_autoclose int out = -1;
-	off_t left = st->st_size;
+	/* Fewer blocks than bytes: it has holes, which copy_file_range would
+	 * fill in. */
+	bool sparse = (off_t)st->st_blocks * 512 < st->st_size;
+	int rc;
 
 	if (in < 0)
 		return -errno;
 	out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -errno;
-	/* A reflink costs nothing; otherwise the kernel copies, or (across
-	 * filesystems: a snapshot's overlay view) read and write do. */
+	/* A reflink costs nothing; otherwise the kernel copies, or (a sparse
+	 * file, or across filesystems: a snapshot's overlay view) the data
+	 * extents are copied. */
 	if (ioctl(out, FICLONE, in) < 0) {
-		while (left > 0) {
-			ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0 && left == st->st_size && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP))
-				return copy_rw(in, out, st);
-			if (n <= 0)
-				return n < 0 ? -errno : -EIO;
-			left -= n;
-		}
+		rc = sparse ? 1 : copy_kernel(in, out, st->st_size);
+		if (rc == 1)
+			rc = copy_extents(in, out, st->st_size);
+		if (rc < 0)
+			return rc;
 	}
 	return fchmod(out, st->st_mode & 0777) < 0 ? -errno : 0;
 }

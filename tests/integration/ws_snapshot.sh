@@ -314,4 +314,22 @@ t_unfinished_sticky_is_refused_then_made_again() {
 	assert_eq "$P" "$(cat "$CLOISTER_STATE_DIR/workspaces/sticky-half/root")" "recorded now"
 }
 
+# A file the sandbox made sparse (truncate: 256 MiB that take no space) is
+# copied as data plus holes, by the snapshot (across filesystems) and by
+# a sticky workspace seeded from it (within one), never written out.
+t_sparse_file_stays_sparse() {
+	setup
+	sticky_w1 "truncate -s 256M sparse.bin && printf tail >>sparse.bin"
+	clr workspace snapshot w1 --id sparse
+	assert_eq 0 "$RC" "snapshot ($ERR)"
+	f=$(snapdir)/sparse/tree/sparse.bin
+	assert_eq "$((256 * 1024 * 1024 + 4)) tail" "$(stat -c %s "$f") $(tail -c 4 "$f")" "size and data"
+	[ "$(stat -c %b "$f")" -lt 2048 ] || fail "the snapshot's copy takes $(stat -c %b "$f") blocks"
+	spec "$T_TMP/s.json" r2 "$ok" '{"name":"w2","persistence":"sticky","snapshotId":"sparse"}'
+	run_spec "$T_TMP/s.json"
+	f=$CLOISTER_STATE_DIR/workspaces/sticky-w2/base/sparse.bin
+	assert_eq "$((256 * 1024 * 1024 + 4)) tail" "$(stat -c %s "$f") $(tail -c 4 "$f")" "seeded base ($OUT $ERR)"
+	[ "$(stat -c %b "$f")" -lt 2048 ] || fail "the seeded base's copy takes $(stat -c %b "$f") blocks"
+}
+
 run_tests
