@@ -42,6 +42,8 @@ static void usage(FILE *f)
 	      "  bundle validate DIR [--json]          check a result bundle\n"
 	      "  diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
 	      "  diff show BUNDLE [--stat]             print a diff bundle as git diff would\n"
+	      "  workspace snapshot NAME [--id ID]     snapshot a sticky workspace (prints the id)\n"
+	      "  workspace snapshots [--json] | rm-snapshot ID   list or remove snapshots\n"
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
 	      "  create [RUN-OPTIONS] [--name N] [--idle-timeout S]  a persistent sandbox (prints its id)\n"
 	      "  exec ID [--env K=V] [-w DIR] [--timeout S] -- CMD   run CMD in it, same isolation\n"
@@ -202,6 +204,8 @@ static int dispatch(int argc, char **argv)
 		return sb_cli_sandbox_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "diff") == 0)
 		return ws_cli_diff_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "workspace") == 0)
+		return native_only("workspace") ? EXIT_SETUP : ws_cli_workspace_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "bundle") == 0)
 		return sb_cli_bundle_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "ps") == 0)

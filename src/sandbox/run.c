@@ -26,6 +26,7 @@
 #include "src/sandbox/proxy.h"
 #include "src/sandbox/run_internal.h"
 #include "src/status.h"
+#include "src/workspace/snapshot.h"
 
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
 {
@@ -273,14 +274,19 @@ static int workspace_mount(struct run *r, struct cl_policy *p, struct sb_error *
 	char hide[4200];
 	struct cl_mount *m;
 	cl_error err = {0};
+	const char *snap = r->s->workspace.snapshot_id;
 
 	if (!r->s->workspace.present)
 		return 0;
+	/* Named by the spec, so a spec error (the field), not a setup one. */
+	if (snap && !ws_snap_exists(snap))
+		return sb_invalid(e, "workspace.snapshotId", "Sandbox workspace snapshot \"%s\" does not exist "
+		                  "(cloister workspace snapshots lists them).", snap);
 	if (!(p->workspace = strdup(r->s->root_dir)))
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "workspace");
 	if (r->s->workspace.persistence && !strcmp(r->s->workspace.persistence, "sticky")
-	    ? ws_sticky_prepare(p, &r->ws, r->s->workspace.name, r->s->workspace.idle_timeout_secs, &err) < 0
-	    : ws_run_prepare(p, &r->ws, &err) < 0)
+	    ? ws_sticky_prepare(p, &r->ws, r->s->workspace.name, r->s->workspace.idle_timeout_secs, snap, &err) < 0
+	    : ws_run_prepare(p, &r->ws, snap, &err) < 0)
 		return sb_from_cl(e, SB_INVALID_INPUT, &err);
 	r->has_ws = true;
 	snprintf(hide, sizeof(hide), "%s/.smithers", r->ws.dir);

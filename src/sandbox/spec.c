@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "src/parse.h"
+#include "src/workspace/snapshot.h"
 
 static const char *const top_fields[] = {
 	"runId", "sandboxId", "rootDir", "runtime", "command", "requestBundlePath", "image",
@@ -320,6 +321,12 @@ static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e
 			                  "Sandbox workspace snapshotId must be a non-empty string.");
 		if (!(w->snapshot_id = trimmed_dup(json_string_value(snap))))
 			return sb_fail(e, SB_INVALID_INPUT, ENOMEM, NULL, "reading workspace");
+		/* cloister's ids (a directory name in the state dir): checked
+		 * here, before anything is made. */
+		if (!ws_snap_id_ok(w->snapshot_id))
+			return sb_invalid(e, "workspace.snapshotId",
+			                  "Sandbox workspace snapshotId must be 1 to %d letters, digits, '.', '_' or "
+			                  "'-', starting with a letter or digit.", WS_SNAP_ID_MAX);
 	}
 	if ((idle = json_object_get(v, "idleTimeoutSecs"))) {
 		double d = json_is_number(idle) ? json_number_value(idle) : -1;

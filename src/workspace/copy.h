@@ -4,8 +4,17 @@
 
 #include "src/error.h"
 
+#include <stdbool.h>
+
+struct ws_copy_opts {
+	const char *skip;   /* a top-level name left out, or NULL */
+	bool strict;        /* a fifo, socket or device fails the copy */
+};
+
 /* Copies the tree below src_fd into the empty directory dst_fd; shown
- * names the source in errors. 0 or a negative code with err set. */
-int ws_copy_tree(int src_fd, int dst_fd, const char *shown, cl_error *err);
+ * names the source in errors. Without strict, fifos, sockets and devices
+ * are left out. 0 or a negative code with err set. */
+int ws_copy_tree(int src_fd, int dst_fd, const char *shown, const struct ws_copy_opts *o,
+                 cl_error *err);
 
 #endif

@@ -17,9 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/check.h"
 #include "src/cleanup.h"
 #include "src/workspace/copy.h"
+#include "src/workspace/probe.h"
+#include "src/workspace/snapshot.h"
 #include "src/fdio.h"
 
 int ws_state_root(char *out, size_t len, cl_error *err)
@@ -114,7 +115,7 @@ static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl
 	/* volatile only for a throwaway upper dir: a sticky one must survive
 	 * a crash, and volatile would refuse its next mount. */
 	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, w->sticky ? 0 : CL_MF_VOLATILE);
-	if (!m || !(m->ovl_work = strdup(work)) || !cl_strv_push(&m->ovl_lower, w->dir))
+	if (!m || !(m->ovl_work = strdup(work)) || !cl_strv_push(&m->ovl_lower, w->lower))
 		return cl_fail(err, ENOMEM, "adding the workspace mount");
 	return 0;
 }
@@ -156,10 +157,11 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	w->parent_fd = w->run_fd = w->lower_fd = w->upper_fd = w->work_fd = -1;
+	w->parent_fd = w->run_fd = w->lower_fd = w->upper_fd = w->work_fd = w->snap_fd = -1;
 	w->seq = 1;
 	if (!realpath(p->workspace, w->dir))
 		return cl_fail_errno(err, "--workspace %s", p->workspace);
+	snprintf(w->lower, sizeof(w->lower), "%s", w->dir);
 	/* Captured against this fd, not the name: CLOEXEC, the sandbox never
 	 * holds it. */
 	w->lower_fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -195,15 +197,15 @@ static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool 
 	return add_mount(p, w, root, err);
 }
 
-/* Overlay unless forced otherwise or unavailable (a forked probe, the
- * one `cloister check` reports). A root caller's sandbox is an unmapped
- * host id (docs/security.md): through an overlay root's files in DIR would
- * be nobody's, neither writable nor copied up, so it always gets the copy,
- * bound idmapped as its other writable binds are. */
-static bool use_copy(const struct cl_policy *p)
+/* Overlay unless forced otherwise or unavailable (the forked probe
+ * `cloister check` reports, its answer cached per boot: probe.c). A root
+ * caller's sandbox is an unmapped host id (docs/security.md): through an
+ * overlay root's files in DIR would be nobody's, neither writable nor
+ * copied up, so it always gets the copy, bound idmapped as its other
+ * writable binds are. */
+static bool use_copy(const struct cl_policy *p, const struct ws_run *w)
 {
 	const char *m = getenv("CLOISTER_WORKSPACE_MODE");
-	int e;
 
 	if (p->host_uid != geteuid())
 		return true;
@@ -211,7 +213,9 @@ static bool use_copy(const struct cl_policy *p)
 		return true;
 	if (m && !strcmp(m, "overlay"))
 		return false;
-	return !cl_check_overlay(&e);
+	/* The state dir (workspaces/ holds only run and sticky dirs). */
+	cl_autoclose int state = openat(w->parent_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return !ws_overlay_works(state);
 }
 
 /* The fallback: DIR copied into upper/, bound read-write at DIR. */
@@ -222,7 +226,7 @@ static int copy_layer(struct cl_policy *p, struct ws_run *w, const char *root, c
 
 	w->copy = true;
 	if ((w->upper_fd = rc = make_sub(w->run_fd, "upper", 0755, err)) < 0 ||
-	    (rc = ws_copy_tree(w->lower_fd, w->upper_fd, w->dir, err)) < 0)
+	    (rc = ws_copy_tree(w->lower_fd, w->upper_fd, w->dir, NULL, err)) < 0)
 		return rc;
 	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
 	if (!cl_policy_add_mount(p, CL_MNT_BIND, up, w->dir,
@@ -231,18 +235,35 @@ static int copy_layer(struct cl_policy *p, struct ws_run *w, const char *root, c
 	return 0;
 }
 
-int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err)
+/* The base becomes the snapshot's tree, held (shared flock) until cleanup
+ * so that it is not removed under the run. */
+static int use_snapshot(struct ws_run *w, const char *id, cl_error *err)
+{
+	struct ws_snap s;
+	int rc;
+
+	if ((rc = ws_snap_open(id, &s, err)) < 0)
+		return rc;
+	close(w->lower_fd);
+	w->lower_fd = s.tree_fd;
+	w->snap_fd = s.fd;
+	snprintf(w->lower, sizeof(w->lower), "%s", s.tree);
+	return 0;
+}
+
+int ws_run_prepare(struct cl_policy *p, struct ws_run *w, const char *snapshot, cl_error *err)
 {
 	char root[4096];
 	int rc;
 
-	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 || (rc = make_run_dir(w, err)) < 0 ||
-	    (rc = use_copy(p) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
+	if ((rc = begin(p, w, root, sizeof(root), err)) < 0 ||
+	    (snapshot && (rc = use_snapshot(w, snapshot, err)) < 0) || (rc = make_run_dir(w, err)) < 0 ||
+	    (rc = use_copy(p, w) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
 		ws_run_cleanup(w);
 	return rc;
 }
 
-static bool safe_name(const char *n)
+bool ws_name_ok(const char *n)
 {
 	size_t l = strlen(n);
 
@@ -250,7 +271,7 @@ static bool safe_name(const char *n)
 	       strcmp(n, ".") && strcmp(n, "..");
 }
 
-static int read_small(int dfd, const char *name, char *buf, size_t len)
+int ws_read_small(int dfd, const char *name, char *buf, size_t len)
 {
 	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
@@ -259,7 +280,7 @@ static int read_small(int dfd, const char *name, char *buf, size_t len)
 	return fd < 0 ? -errno : 0;
 }
 
-static int write_small(int dfd, const char *name, const char *text)
+int ws_write_small(int dfd, const char *name, const char *text)
 {
 	char tmp[64];
 	int fd, rc;
@@ -276,27 +297,96 @@ static int write_small(int dfd, const char *name, const char *text)
 	return rc;
 }
 
-/* A new sticky dir records its rootDir; a known one must be for the same. */
+/* A known sticky dir must be for the same rootDir; its seq goes on. */
 static int sticky_meta(struct ws_run *w, bool fresh, int64_t idle_secs, cl_error *err)
 {
 	char buf[4200];
 
-	if (fresh && write_small(w->run_fd, "root", w->dir) < 0)
-		return cl_fail_errno(err, "recording sticky workspace %s", w->name);
 	if (!fresh) {
-		if (read_small(w->run_fd, "root", buf, sizeof(buf)) < 0 || strcmp(buf, w->dir))
+		if (ws_read_small(w->run_fd, "root", buf, sizeof(buf)) < 0 || strcmp(buf, w->dir))
 			return cl_fail(err, 0, "sticky workspace %s belongs to %s, not %s", w->name + 7, buf, w->dir);
-		if (read_small(w->run_fd, "seq", buf, sizeof(buf)) == 0)
+		if (ws_read_small(w->run_fd, "seq", buf, sizeof(buf)) == 0)
 			w->seq = strtoull(buf, NULL, 10) + 1;
 	}
 	snprintf(buf, sizeof(buf), "%lld", (long long)idle_secs);
-	if (write_small(w->run_fd, "idle", buf) < 0)
+	if (ws_write_small(w->run_fd, "idle", buf) < 0)
 		return cl_fail_errno(err, "recording sticky workspace %s", w->name);
 	return 0;
 }
 
+/* A new sticky dir made from a snapshot: the snapshot's tree copied into
+ * base/ (its own: the snapshot may be removed later), named in "snapshot". */
+static int sticky_seed(struct ws_run *w, const char *snapshot, cl_error *err)
+{
+	const struct ws_copy_opts o = {.strict = true};
+	struct ws_snap s;
+	cl_autoclose int base = -1;
+	int rc;
+
+	if ((rc = ws_snap_open(snapshot, &s, err)) < 0)
+		return rc;
+	if (mkdirat(w->run_fd, "base", 0755) < 0 ||
+	    (base = openat(w->run_fd, "base", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		rc = cl_fail_errno(err, "creating the base of sticky workspace %s", w->name + 7);
+	else
+		rc = ws_copy_tree(s.tree_fd, base, snapshot, &o, err);
+	ws_snap_close(&s);
+	if (rc == 0 && (rc = ws_write_small(w->run_fd, "snapshot", snapshot)) < 0)
+		rc = cl_fail(err, -rc, "recording sticky workspace %s", w->name + 7);
+	return rc;
+}
+
+/* The base of a sticky dir: base/ when it was made from a snapshot (which
+ * a later run may name again, or not at all, but not another), else DIR. */
+static int sticky_base(struct ws_run *w, bool fresh, const char *snapshot, const char *root, cl_error *err)
+{
+	char had[WS_SNAP_ID_MAX + 2] = "";
+	int rc;
+
+	if (fresh && snapshot && (rc = sticky_seed(w, snapshot, err)) < 0)
+		return rc;
+	if (!fresh && ws_read_small(w->run_fd, "snapshot", had, sizeof(had)) < 0)
+		had[0] = '\0';
+	if (!fresh && snapshot && strcmp(snapshot, had))
+		return had[0] ? cl_fail(err, 0, "sticky workspace %s was made from snapshot %s, not %s; it keeps "
+		                        "its base (use another name to start from %s)", w->name + 7, had, snapshot,
+		                        snapshot)
+		       : cl_fail(err, 0, "sticky workspace %s was made from its rootDir, not a snapshot; it keeps "
+		                 "its base (use another name to start from %s)", w->name + 7, snapshot);
+	if (fresh ? !snapshot : !had[0])
+		return 0;
+	snprintf(w->lower, sizeof(w->lower), "%s/%s/base", root, w->name);
+	close(w->lower_fd);
+	w->lower_fd = openat(w->run_fd, "base", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return w->lower_fd < 0 ? cl_fail_errno(err, "opening the base of sticky workspace %s", w->name + 7) : 0;
+}
+
+/* A sticky dir without its "root" record (written last) is one whose
+ * first run was killed while making it: emptied, it is made again. */
+static bool unfinished(int run_fd)
+{
+	struct stat st;
+	int fd;
+	DIR *d;
+	struct dirent *de;
+
+	if (fstatat(run_fd, "root", &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+		return false;
+	if ((fd = dup(run_fd)) < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	rewinddir(d);   /* the dup shares the offset */
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			sb_remove_tree_at(dirfd(d), de->d_name);
+	closedir(d);
+	return true;
+}
+
 int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, int64_t idle_secs,
-                      cl_error *err)
+                      const char *snapshot, cl_error *err)
 {
 	char root[4096];
 	bool fresh = false;
@@ -309,7 +399,7 @@ int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, i
 		             "sandbox identity cannot write through (docs/workspaces.md)", name);
 		goto fail;
 	}
-	if (!safe_name(name)) {
+	if (!ws_name_ok(name)) {
 		rc = cl_fail(err, 0, "sticky workspace name '%s': use letters, digits, '.', '_' and '-' (at most "
 		             "128)", name);
 		goto fail;
@@ -331,9 +421,19 @@ int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, i
 		             name);
 		goto fail;
 	}
+	/* Under the lock: only a dead maker leaves it unfinished. */
+	if (!fresh && unfinished(w->run_fd))
+		fresh = true;
 	w->sticky = true;
-	if ((rc = sticky_meta(w, fresh, idle_secs, err)) < 0 || (rc = layers(p, w, root, fresh, err)) < 0)
+	if ((rc = sticky_meta(w, fresh, idle_secs, err)) < 0 || (rc = sticky_base(w, fresh, snapshot, root, err)) < 0 ||
+	    (rc = layers(p, w, root, fresh, err)) < 0)
 		goto fail;
+	/* The record that makes it a sticky workspace comes last: its base and
+	 * layers are complete (see unfinished). */
+	if (fresh && (rc = ws_write_small(w->run_fd, "root", w->dir)) < 0) {
+		rc = cl_fail(err, -rc, "recording sticky workspace %s", name);
+		goto fail;
+	}
 	return 0;
 fail:
 	/* A sticky dir made just now is removed again; a known one stays. */
@@ -349,7 +449,7 @@ int ws_sticky_commit_seq(struct ws_run *w, cl_error *err)
 	if (!w->sticky)
 		return 0;
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)w->seq);
-	return write_small(w->run_fd, "seq", buf) < 0 ? cl_fail_errno(err, "recording the seq of %s", w->name) : 0;
+	return ws_write_small(w->run_fd, "seq", buf) < 0 ? cl_fail_errno(err, "recording the seq of %s", w->name) : 0;
 }
 
 
@@ -371,6 +471,7 @@ void ws_run_cleanup(struct ws_run *w)
 	w->name[0] = '\0';
 	close_fd(&w->parent_fd);
 	close_fd(&w->lower_fd);
+	close_fd(&w->snap_fd);
 }
 
 static bool idle_expired(int fd)
@@ -379,7 +480,7 @@ static bool idle_expired(int fd)
 	struct stat st;
 	long long idle;
 
-	if (read_small(fd, "idle", buf, sizeof(buf)) < 0 || (idle = strtoll(buf, NULL, 10)) < 0)
+	if (ws_read_small(fd, "idle", buf, sizeof(buf)) < 0 || (idle = strtoll(buf, NULL, 10)) < 0)
 		return false;
 	/* Last used: the seq file is rewritten by every captured run, idle by
 	 * every run. */
@@ -396,6 +497,7 @@ void ws_gc(void)
 	struct dirent *de;
 	int pfd;
 
+	ws_snap_gc();
 	if (ws_state_root(root, sizeof(root) - 16, &err) < 0)
 		return;
 	snprintf(root + strlen(root), sizeof(root) - strlen(root), "/workspaces");

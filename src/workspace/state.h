@@ -13,11 +13,13 @@
 struct ws_run {
 	int parent_fd;        /* <state>/workspaces */
 	int run_fd;           /* <state>/workspaces/<name> */
-	int lower_fd;         /* DIR, opened once: captured against this */
+	int lower_fd;         /* the base, opened once: captured against this */
+	int snap_fd;          /* a snapshot held (shared flock) while it is the base */
 	int upper_fd;
 	int work_fd;
 	char name[160];
 	char dir[4096];       /* DIR, resolved: where it appears inside */
+	char lower[4400];     /* the overlay's lower dir: DIR, a snapshot's tree or a sticky base/ */
 	bool sticky;          /* kept at cleanup (spec persistence "sticky") */
 	bool copy;            /* no overlayfs here: upper_fd is a copy of DIR */
 	uint64_t seq;         /* the bundle's seq: 1, or the sticky one's next */
@@ -31,13 +33,17 @@ int ws_state_root(char *out, size_t len, cl_error *err);
  * overlayfs does not mount or $CLOISTER_WORKSPACE_MODE is "copy", a copy
  * of DIR in upper/, bound read-write), and appends the overlay mount of DIR to p. On error
  * nothing is left behind. */
-int ws_run_prepare(struct cl_policy *p, struct ws_run *w, cl_error *err);
+/* With snapshot (an id, or NULL) the base is that snapshot's tree, not
+ * DIR's content. */
+int ws_run_prepare(struct cl_policy *p, struct ws_run *w, const char *snapshot, cl_error *err);
 /* The same for a sticky workspace: <state>/workspaces/sticky-NAME keeps
  * its upper dir across runs (the next run sees earlier changes, seq goes
  * on); one run at a time (flock), one rootDir per name. idle_secs >= 0
- * lets `cloister gc` remove it after that long unused. */
+ * lets `cloister gc` remove it after that long unused. A new one made
+ * with snapshot copies that snapshot's tree into its base/ and keeps it
+ * as its base; a known one refuses a snapshot other than its own. */
 int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, int64_t idle_secs,
-                      cl_error *err);
+                      const char *snapshot, cl_error *err);
 /* After a captured run of a sticky workspace: its seq is used up. */
 int ws_sticky_commit_seq(struct ws_run *w, cl_error *err);
 /* Removes the run dir (not a sticky one) and closes everything; safe to
@@ -47,5 +53,13 @@ void ws_run_cleanup(struct ws_run *w);
  * and sticky workspaces idle longer than their idleTimeoutSecs. Prints
  * one line per removal. */
 void ws_gc(void);
+/* A sticky workspace name (and the base of a snapshot id): letters,
+ * digits, '.', '_', '-', at most 128, not "." or "..". */
+bool ws_name_ok(const char *n);
+/* A small state file below dfd, never through a symlink: read (NUL-
+ * terminated, truncated to len - 1), or written whole by a rename. 0 or
+ * -errno. */
+int ws_read_small(int dfd, const char *name, char *buf, size_t len);
+int ws_write_small(int dfd, const char *name, const char *text);
 
 #endif

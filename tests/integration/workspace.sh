@@ -548,4 +548,25 @@ t_workspace_refused_on_other_runtimes() {
 	done
 }
 
+# The overlay probe runs once per boot: its answer is kept in the state
+# dir (.overlay-probe, "<boot_id> 1|0"); an answer for another boot, or a
+# file others could write, is not trusted and is probed again.
+t_overlay_probe_answer_is_cached_per_boot() {
+	setup
+	local boot cache=$T_TMP/state/.overlay-probe
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	fstype() { "$CL" run "${WSR[@]}" --workspace "$W" -- stat -f -c %T "$W"; }
+	assert_eq "overlayfs" "$(fstype)" "first launch (probed)"
+	assert_eq "$boot 1" "$(cat "$cache")" "the answer kept"
+	echo "$boot 0" >"$cache"
+	t=$(fstype)
+	[ -n "$t" ] && [ "$t" != overlayfs ] || fail "a cached 'no' must give the copy, got '$t'"
+	echo "another-boot 0" >"$cache"
+	assert_eq "overlayfs" "$(fstype)" "another boot's answer is probed again"
+	assert_eq "$boot 1" "$(cat "$cache")" "rewritten for this boot"
+	echo "$boot 0" >"$cache"; chmod 666 "$cache"
+	assert_eq "overlayfs" "$(fstype)" "a file others can write is not trusted"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspaces/ holds no cache"
+}
+
 run_tests

@@ -153,6 +153,19 @@ static void test_rules(void)
 	CHECK("cpuLimit number", rejects("\"cpuLimit\":1", "cpuLimit is not a supported sandbox resource limit."));
 	CHECK("snapshotId blank", rejects("\"workspace\":{\"name\":\"w\",\"snapshotId\":\" \"}",
 	                                   "snapshotId must be a non-empty string."));
+	/* cloister's snapshot ids: a safe charset, bounded (docs/workspaces.md). */
+	CHECK("snapshotId with a slash", rejects("\"workspace\":{\"name\":\"w\",\"snapshotId\":\"../x\"}",
+	                                         "snapshotId must be 1 to 64 letters"));
+	CHECK("snapshotId starting with a dot", rejects("\"workspace\":{\"name\":\"w\",\"snapshotId\":\".tmp-1\"}",
+	                                                "snapshotId must be 1 to 64 letters"));
+	CHECK("snapshotId of 65", rejects("\"workspace\":{\"name\":\"w\",\"snapshotId\":"
+	                                  "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+	                                  "snapshotId must be 1 to 64 letters"));
+	CHECK("snapshotId trimmed and accepted",
+	      strcmp(try_spec("\"workspace\":{\"name\":\"w\",\"snapshotId\":\" snap-1.a_b \"}", &s, &e), "") == 0 &&
+	      strcmp(s.workspace.snapshot_id, "snap-1.a_b") == 0);
+	sb_spec_free(&s);
+	sb_error_clear(&e);
 	CHECK("egress not object", rejects("\"egress\":[]", "Sandbox egress must be an object."));
 	CHECK("egress proxy empty", rejects("\"egress\":{\"httpProxy\":\"\"}",
 	                                     "egress.httpProxy must be a non-empty string within supported bounds."));
