@@ -67,6 +67,11 @@ int cp_config_load(struct cp_config *c, cl_error *err)
 	c->identity = env_or("CODEPLANE_SSH_IDENTITY", NULL);
 	c->known_hosts = env_or("CODEPLANE_SSH_KNOWN_HOSTS", NULL);
 	c->workdir = env_or("CODEPLANE_WORKDIR", "/workspace");
+	c->result_dir = env_or("CODEPLANE_RESULT_DIR", "/result");
+	c->name = env_or("CODEPLANE_WORKSPACE_NAME", NULL);
+	if (c->workdir[0] != '/' || c->result_dir[0] != '/' || strcmp(c->workdir, c->result_dir) == 0)
+		return cl_fail(err, 0, "CODEPLANE_WORKDIR and CODEPLANE_RESULT_DIR must be two different "
+		               "absolute paths");
 	c->start_timeout_s = (int)t;
 	c->sticky = strcmp(env_or("CODEPLANE_PERSISTENCE", "ephemeral"), "sticky") == 0;
 	return 0;

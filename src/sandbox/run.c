@@ -255,7 +255,8 @@ static int workspace_mount(struct run *r, struct cl_policy *p, struct sb_error *
 	struct cl_mount *m;
 	cl_error err = {0};
 
-	if (!r->s->workspace.present)
+	/* On codeplane "workspace" is the remote one (sb_build_policy). */
+	if (!r->s->workspace.present || r->s->runtime_req == CL_RT_CODEPLANE)
 		return 0;
 	if (!(p->workspace = strdup(r->s->root_dir)))
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "workspace");
