@@ -159,7 +159,16 @@ static void test_rules(void)
 	CHECK("egress noProxy entry", rejects("\"egress\":{\"noProxy\":[\"a\",1]}", "egress.noProxy[1] must be"));
 	CHECK("secretBindings value", rejects("\"egress\":{\"secretBindings\":{\"x-y\":1}}",
 	                                       "egress.secretBindings values must be strings"));
-	CHECK("runtime codeplane not built", rejects("\"runtime\":\"codeplane\"", "not available in this build"));
+	CHECK("runtime cloudflare", rejects("\"runtime\":\"cloudflare\"", "Unsupported sandbox runtime: cloudflare"));
+	{
+		struct sb_spec s;
+		struct sb_error e = {0};
+		bool ok = *try_spec("\"runtime\":\"codeplane\"", &s, &e) == '\0';
+		CHECK("runtime codeplane", ok && s.runtime_req == CL_RT_CODEPLANE && strcmp(s.runtime, "codeplane") == 0);
+		if (ok)
+			sb_spec_free(&s);
+		sb_error_clear(&e);
+	}
 	CHECK("maxOutputBytes negative", rejects("\"maxOutputBytes\":-1", "maxOutputBytes must be a positive integer."));
 	CHECK("config not object", rejects("\"config\":[]", "config must be an object."));
 }
