@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/policy.h"
 #include "src/sandbox/egress.h"
 #include "src/sandbox/redact.h"
 #include "src/sandbox/spec.h"
@@ -161,13 +162,13 @@ static void test_rules(void)
 	                                       "egress.secretBindings values must be strings"));
 	CHECK("runtime cloudflare", rejects("\"runtime\":\"cloudflare\"", "Unsupported sandbox runtime: cloudflare"));
 	{
-		struct sb_spec s;
-		struct sb_error e = {0};
-		bool ok = *try_spec("\"runtime\":\"codeplane\"", &s, &e) == '\0';
-		CHECK("runtime codeplane", ok && s.runtime_req == CL_RT_CODEPLANE && strcmp(s.runtime, "codeplane") == 0);
+		struct sb_spec cs;
+		struct sb_error ce = {0};
+		bool ok = *try_spec("\"runtime\":\"codeplane\"", &cs, &ce) == '\0';
+		CHECK("runtime codeplane", ok && cs.runtime_req == CL_RT_CODEPLANE && strcmp(cs.runtime, "codeplane") == 0);
 		if (ok)
-			sb_spec_free(&s);
-		sb_error_clear(&e);
+			sb_spec_free(&cs);
+		sb_error_clear(&ce);
 	}
 	CHECK("maxOutputBytes negative", rejects("\"maxOutputBytes\":-1", "maxOutputBytes must be a positive integer."));
 	CHECK("config not object", rejects("\"config\":[]", "config must be an object."));
