@@ -1,6 +1,6 @@
 /* The ustar writer: one 512-byte header per member (name split over the
- * prefix field when long), payloads padded to blocks, two zero blocks at
- * the end. Only directories and regular files, opened without following. */
+ * prefix field when long, a GNU long-name record when that cannot hold
+ * it), payloads padded to blocks, two zero blocks at the end. Only directories and regular files, opened without following. */
 #define _GNU_SOURCE
 #include "src/sandbox/tar_write.h"
 
@@ -35,8 +35,8 @@ static int put_name(unsigned char *h, const char *path)
 		memcpy(h, path, n);
 		return 0;
 	}
-	/* The last '/' that leaves at most 155 bytes before it and 100 after. */
-	for (cut = path + n - 1; cut > path; cut--)
+	/* The last '/' that leaves at most 155 bytes before it and 1..100 after. */
+	for (cut = path + n - 2; cut > path; cut--)
 		if (*cut == '/' && (size_t)(cut - path) <= 155 && n - (size_t)(cut - path) - 1 <= 100)
 			break;
 	if (cut == path || n - (size_t)(cut - path) - 1 == 0)
@@ -46,14 +46,31 @@ static int put_name(unsigned char *h, const char *path)
 	return 0;
 }
 
+static int header(int out, const char *path, char type, unsigned mode, uint64_t size);
+
+/* A name ustar cannot split (a part over 100 bytes): a GNU 'L' record
+ * carries it whole (GNU and busybox tar read it), the header a cut copy. */
+static int long_name(int out, unsigned char *h, const char *path)
+{
+	static const unsigned char zero[512];
+	size_t n = strlen(path) + 1;
+	int rc = header(out, "././@LongLink", 'L', 0644, n);
+
+	rc = rc ?: cl_write_all(out, path, n);
+	rc = rc ?: (n % 512 ? cl_write_all(out, zero, 512 - n % 512) : 0);
+	memcpy(h, path, 100);
+	return rc;
+}
+
 static int header(int out, const char *path, char type, unsigned mode, uint64_t size)
 {
 	unsigned char h[512];
 	unsigned sum = 0;
+	int rc;
 
 	memset(h, 0, sizeof(h));
-	if (put_name(h, path) < 0)
-		return -ENAMETOOLONG;
+	if (put_name(h, path) < 0 && (rc = long_name(out, h, path)) < 0)
+		return rc;
 	if (size > 077777777777ULL)
 		return -EFBIG;
 	snprintf((char *)h + 100, 8, "%07o", mode & 07777);
@@ -119,9 +136,9 @@ static int tree(int dfd, const char *rel, int out, int depth)
 			break;
 		}
 		if (S_ISDIR(st.st_mode)) {
-			char dir[PATH_MAX + 1];
-			snprintf(dir, sizeof(dir), "%s/", path);
-			rc = header(out, dir, '5', st.st_mode, 0);
+			/* No trailing '/': the type says directory, and the name
+			 * keeps its 100 bytes. */
+			rc = header(out, path, '5', st.st_mode, 0);
 			rc = rc < 0 ? fail(rc, path) : tree(fd, path, out, depth + 1);
 			continue;   /* tree() took fd */
 		}

@@ -160,7 +160,7 @@ static void name_tests(void)
  * appended by hand (a symlink): refused, nothing made for it. */
 static void round_trip(void)
 {
-	char dir[] = "/tmp/cl-tar-unit.XXXXXX", path[256], buf[64];
+	char dir[] = "/tmp/cl-tar-unit.XXXXXX", path[256], buf[64], longp[512];
 	int src, dst, tmpd, mfd = memfd_create("t", 0), rc;
 	const char *bad;
 	struct sb_tar t;
@@ -182,6 +182,13 @@ static void round_trip(void)
 	snprintf(buf, sizeof(buf), "%s/src/deep/er/f", dir);
 	FILE *f = fopen(buf, "w");
 	fputs("payload", f);
+	fclose(f);
+	/* Names over ustar's 100 bytes go through its prefix field. */
+	snprintf(longp, sizeof(longp), "%s/src/deep/%0120d", dir, 0);
+	mkdir(longp, 0755);
+	snprintf(longp + strlen(longp), sizeof(longp) - strlen(longp), "/%090d", 1);
+	f = fopen(longp, "w");
+	fputs("long", f);
 	fclose(f);
 	snprintf(buf, sizeof(buf), "%s/dst", dir);
 	mkdir(buf, 0755);
@@ -207,6 +214,8 @@ static void round_trip(void)
 	CHECK("extract what was written", rc == 0);
 	snprintf(buf, sizeof(buf), "%s/dst/deep/er/f", dir);
 	CHECK("the file arrived", stat(buf, &st) == 0 && st.st_size == 7);
+	snprintf(longp, sizeof(longp), "%s/dst/deep/%0120d/%090d", dir, 0, 1);
+	CHECK("a long name arrived", stat(longp, &st) == 0 && st.st_size == 4);
 	/* the same archive again: a duplicate file is refused */
 	memset(&d.why, 0, sizeof(d.why));
 	d.bytes = 0;
