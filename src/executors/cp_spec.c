@@ -33,11 +33,14 @@ int cp_spec_paths(struct cp *w, const struct cl_policy *p, cl_error *err)
 {
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		const struct cl_mount *m = &p->mounts[i];
-		char *dst = strcmp(m->dest, "/workspace") == 0 ? w->req
-		            : strcmp(m->dest, "/result") == 0 ? w->res
-		            : strncmp(m->dest, "/workspace/", 11) == 0 ? w->res_file : NULL;
-		if (m->kind == CL_MNT_BIND && dst && m->src)
-			snprintf(dst, PATH_MAX, "%s", m->src);
+		if (m->kind != CL_MNT_BIND || !m->src)
+			continue;
+		if (strcmp(m->dest, "/workspace") == 0)
+			snprintf(w->req, sizeof(w->req), "%s", m->src);
+		else if (strcmp(m->dest, "/result") == 0)
+			snprintf(w->res, sizeof(w->res), "%s", m->src);
+		else if (strncmp(m->dest, "/workspace/", 11) == 0)   /* the result file */
+			snprintf(w->res_file, sizeof(w->res_file), "%s", m->src);
 	}
 	if (!w->req[0] || !w->res[0] || !w->res_file[0] || !strrchr(w->res_file, '/'))
 		return cl_fail(err, EINVAL, "codeplane: the sandbox spec's request and result are missing");

@@ -175,7 +175,7 @@ static int header(struct sb_tar *t)
 	if (type != '\0' && (type < '0' || type > '7'))
 		return refuse(t, "member type '%c' is not supported", type ? type : '0');
 	memset(&t->m, 0, sizeof(t->m));
-	t->m.type = type == '\0' || type == '7' ? '0' : type;
+	t->m.type = (char)(type == '\0' || type == '7' ? '0' : type);
 	t->m.mode = (unsigned)(mode & 07777);
 	if (t->next_name[0]) {
 		snprintf(t->m.name, sizeof(t->m.name), "%s", t->next_name);

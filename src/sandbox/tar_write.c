@@ -25,24 +25,24 @@ static int fail(int rc, const char *rel)
 	return rc;
 }
 
-/* name, or prefix "/" name, in ustar's fields. */
+/* name, or prefix "/" name, in ustar's fields (zeroed: no terminator is
+ * needed, a field may be full). */
 static int put_name(unsigned char *h, const char *path)
 {
-	size_t n = strlen(path);
-	const char *cut;
+	size_t n = strlen(path), cut;
 
 	if (n <= 100) {
-		memcpy(h, path, n);
+		memcpy(h, path, n);   /* NOLINT(bugprone-not-null-terminated-result) */
 		return 0;
 	}
 	/* The last '/' that leaves at most 155 bytes before it and 1..100 after. */
-	for (cut = path + n - 2; cut > path; cut--)
-		if (*cut == '/' && (size_t)(cut - path) <= 155 && n - (size_t)(cut - path) - 1 <= 100)
+	for (cut = n - 1 < 155 ? n - 1 : 155; cut > 0; cut--)
+		if (n - cut - 1 <= 100 && n - cut - 1 > 0 && path[cut] == '/')
 			break;
-	if (cut == path || n - (size_t)(cut - path) - 1 == 0)
+	if (cut == 0)
 		return -ENAMETOOLONG;
-	memcpy(h + 345, path, (size_t)(cut - path));
-	memcpy(h, cut + 1, n - (size_t)(cut - path) - 1);
+	memcpy(h + 345, path, cut);   /* NOLINT(bugprone-not-null-terminated-result) */
+	memcpy(h, path + cut + 1, n - cut - 1);   /* NOLINT(bugprone-not-null-terminated-result) */
 	return 0;
 }
 
@@ -58,7 +58,7 @@ static int long_name(int out, unsigned char *h, const char *path)
 
 	rc = rc ?: cl_write_all(out, path, n);
 	rc = rc ?: (n % 512 ? cl_write_all(out, zero, 512 - n % 512) : 0);
-	memcpy(h, path, 100);
+	memcpy(h, path, 100);   /* NOLINT(bugprone-not-null-terminated-result) */
 	return rc;
 }
 
