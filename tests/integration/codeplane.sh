@@ -255,6 +255,19 @@ t_spec_inline_status_and_runtime_option() {
 	assert_contains "$ERR" "Unsupported sandbox runtime: nowhere"
 }
 
+t_spec_output_cap_and_events_as_native() {
+	up
+	cp_spec 'head -c 5000 /dev/zero | tr "\\0" x; echo "{\"status\":\"finished\"}" >"$SMITHERS_SANDBOX_RESULT_PATH"' '"maxOutputBytes":1000'
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "exit ($ERR)"
+	assert_eq "True 1000" "$(py 'str(j["execution"]["output_truncated"])+" "+str(j["execution"]["stdout"].count("x"))' <<<"$OUT")" \
+		"stdout capped at maxOutputBytes"
+	assert_contains "$(py 'j["execution"]["stdout"]' <<<"$OUT")" "[truncated 4000 bytes]"
+	clr events r1 --root "$T_TMP"
+	assert_eq "SandboxCreated SandboxShipped SandboxHeartbeat SandboxBundleReceived SandboxCompleted" \
+		"$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))')" events
+}
+
 # A remote whose tar sends MODE's archive instead of the result.
 hostile() {  # mode
 	mkdir -p "$T_TMP/evil"
