@@ -119,7 +119,7 @@ char *sb_config_json(const struct sb_spec *s, const struct sb_secrets *secrets)
 	}
 	if (s->egress.present)
 		json_object_set_new(c, "egress", sb_egress_redacted(&s->egress));
-	json_object_set_new(c, "selectedRuntime", json_string("native"));
+	json_object_set_new(c, "selectedRuntime", json_string(s->runtime));
 	out = sb_dumps_scrubbed(secrets, c);
 	json_decref(c);
 	return out;
