@@ -219,11 +219,11 @@ echo "{\"bundlePath\":\"/result\"}" >"$SMITHERS_SANDBOX_RESULT_PATH"; echo ran-r
 
 t_spec_round_trip_ships_request_and_collects_the_bundle() {
 	up
-	cp_spec "$RUNNER; test -s long/\$(printf %0120d 0)/f; test -s $(printf 'd%.0s/' $(seq 60))g"
-	# Names past ustar's 100 bytes: one part over 100 (a GNU long-name
+	cp_spec "$RUNNER; test -s long/\$(printf %0120d 0); test -s $(printf 'd%.0s/' $(seq 60))g"
+	# Names past ustar's 100 bytes: a file name over 100 (a GNU long-name
 	# record) and a deep path (ustar's prefix field).
-	mkdir -p "$T_TMP/req/long/$(printf %0120d 0)" "$T_TMP/req/$(printf 'd%.0s/' $(seq 60))"
-	echo x >"$T_TMP/req/long/$(printf %0120d 0)/f"; echo y >"$T_TMP/req/$(printf 'd%.0s/' $(seq 60))g"
+	mkdir -p "$T_TMP/req/long" "$T_TMP/req/$(printf 'd%.0s/' $(seq 60))"
+	echo x >"$T_TMP/req/long/$(printf %0120d 0)"; echo y >"$T_TMP/req/$(printf 'd%.0s/' $(seq 60))g"
 	clr sandbox run --spec "$T_TMP/spec.json" --json
 	assert_eq 0 "$RC" "exit ($ERR)"
 	assert_eq "$(SBX)/result" "$(py 'j["bundlePath"]' <<<"$OUT")" "bundlePath is the local result dir"
