@@ -15,7 +15,7 @@
 #include "src/fdio.h"
 #include "src/sandbox/fsafe.h"
 
-static int why(struct sb_tar_dest *d, int rc, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4))) why(struct sb_tar_dest *d, int rc, const char *fmt, ...)
 {
 	va_list ap;
 

@@ -31,7 +31,7 @@ int sb_tar_done(const struct sb_tar *t)
 	return t->state == T_END;
 }
 
-static int refuse(struct sb_tar *t, const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3))) refuse(struct sb_tar *t, const char *fmt, ...)
 {
 	va_list ap;
 
