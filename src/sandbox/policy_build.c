@@ -56,6 +56,11 @@ static int add_network(const struct sb_spec *s, struct cl_policy *p, struct sb_e
 {
 	cl_error err = {0};
 
+	/* A remote workspace has no port of this host to publish on; with the
+	 * network allowed the loop below would not run, so say it here. */
+	if (s->n_ports && p->runtime == CL_RT_CODEPLANE)
+		return sb_fail(e, SB_INVALID_INPUT, 0, NULL,
+		               "Sandbox ports cannot be published from a Codeplane workspace.");
 	if (s->allow_network) {
 		/* The host's network: published ports are simply the host's. */
 		p->network = CL_NET_HOST;

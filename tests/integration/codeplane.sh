@@ -268,6 +268,20 @@ t_spec_output_cap_and_events_as_native() {
 		"$(printf '%s\n' "$OUT" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))')" events
 }
 
+t_spec_unsupported_members_are_refused_before_any_workspace() {
+	up
+	local extra
+	for extra in '"ports":[{"host":8080,"container":80}],"allowNetwork":true' \
+		'"ports":[{"host":8080,"container":80}]' '"memoryLimit":"64m"' \
+		"\"volumes\":[{\"host\":\"$T_TMP\",\"container\":\"/data\"}]"; do
+		cp_spec 'echo "{\"status\":\"finished\"}"' "$extra"
+		clr sandbox run --spec "$T_TMP/spec.json" --json
+		assert_eq 1 "$([ "$RC" != 0 ] && echo 1)" "refused: $extra ($RC)"
+		assert_contains "$ERR" '"code":' "a JSON error for $extra"
+	done
+	[ ! -s "$T_TMP/cp/requests.log" ] || fail "a workspace was requested: $(requests)"
+}
+
 # A remote whose tar sends MODE's archive instead of the result.
 hostile() {  # mode
 	mkdir -p "$T_TMP/evil"
