@@ -436,6 +436,7 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 	pid_t pid;
 
 	st->runtime = "codeplane";
+	snprintf(st->remote_id, sizeof(st->remote_id), "%s", w->id);
 	if (!remote)
 		return cl_fail(err, ENOMEM, "codeplane: building the command");
 	pid = cp_spawn_ssh(w, remote, -1, -1, err);

@@ -335,7 +335,9 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 		sb_exec_result_free(&x);
 		return rc;
 	}
-	rc = sb_provider_parse_result(*out == '{' ? out : raw, r->s->sandbox_id, SB_RESULT_INSIDE,
+	/* The ids a runner leaves out: the remote workspace's on codeplane. */
+	rc = sb_provider_parse_result(*out == '{' ? out : raw, x.st.remote_id[0] ? x.st.remote_id : r->s->sandbox_id,
+	                              SB_RESULT_INSIDE,
 	                              r->secrets, &pres, e);
 	if (rc == 0) {
 		rc = sb_step_collect(r, &x, pres, result, e);

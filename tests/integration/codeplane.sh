@@ -227,6 +227,8 @@ t_spec_round_trip_ships_request_and_collects_the_bundle() {
 	clr sandbox run --spec "$T_TMP/spec.json" --json
 	assert_eq 0 "$RC" "exit ($ERR)"
 	assert_eq "$(SBX)/result" "$(py 'j["bundlePath"]' <<<"$OUT")" "bundlePath is the local result dir"
+	assert_eq "$(grep -oE '[0-9a-f-]{36}' "$T_TMP/cp/requests.log" | head -1)" "$(py 'j["workspaceId"]' <<<"$OUT")" \
+		"workspaceId is the Codeplane workspace's id"
 	assert_eq "-r--r--r-- dr-xr-xr-x " "$(cat "$(SBX)/result/modes")" "the remote request is read-only"
 	assert_eq '{"line":1}' "$(cat "$(SBX)/result/logs/stream.ndjson")" "collected bundle file"
 	clr bundle validate "$(SBX)/result" --json
