@@ -192,7 +192,7 @@ static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
 
 	if (!w)
 		return cl_fail(err, ENOMEM, "codeplane executor");
-	w->sig_fd = -1;
+	w->sig_fd = w->lock_fd = -1;
 	rc = refuse_unsupported(p, err);
 	if (rc == 0)
 		rc = cp_config_load(&w->cfg, err);
@@ -205,7 +205,11 @@ static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
 	if (rc == 0)
 		rc = block_signals(w, err);
 	/* A sticky workspace suspended by an earlier run with this name is
-	 * resumed; only when there is none is one created (and recorded). */
+	 * resumed; only when there is none is one created (and recorded).
+	 * The name's lock is taken first and held until it is suspended
+	 * again: two runs never share it. */
+	if (rc == 0 && w->sticky && w->name[0])
+		rc = cp_sticky_lock(w, err);
 	if (rc == 0 && w->sticky && w->name[0])
 		rc = cp_sticky_resume(w, err);
 	if (rc == 0) {
@@ -220,6 +224,8 @@ static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
 	if (rc > 0)
 		rc = 0;
 	if (rc < 0) {
+		if (w->lock_fd >= 0)
+			close(w->lock_fd);
 		if (w->sig_fd >= 0)
 			close(w->sig_fd);
 		if (w->mask_set)
@@ -494,6 +500,9 @@ static void cp_cleanup(void *state)
 		cp_redact(&w->cfg, &err);
 		cl_error_print(&err);
 	}
+	/* After the suspend: the next run with this name may now take it. */
+	if (w->lock_fd >= 0)
+		close(w->lock_fd);
 	if (w->sig_fd >= 0)
 		close(w->sig_fd);
 	if (w->mask_set)

@@ -25,6 +25,7 @@ struct cp {
 	sigset_t old_mask;
 	bool mask_set;
 	bool ssh_failed;          /* the command's ssh ended with 255 */
+	int lock_fd;              /* sticky with a name: its flock, held to cleanup */
 	/* Sandbox spec (policy spec_io): the local request, result and result
 	 * file that are shipped and collected. */
 	bool spec;
@@ -62,6 +63,9 @@ char *cp_spec_env(const struct cp *w, const char *e);
 /* Sticky workspaces (cp_sticky.c): 1 and w->id set if a recorded one was
  * found and resumed, 0 if none (create one), <0 on error. */
 int cp_sticky_resume(struct cp *w, cl_error *err);
+/* One run per sticky name: takes <record>.lock (flock, not waiting) into
+ * w->lock_fd; an error names the name when another run holds it. */
+int cp_sticky_lock(struct cp *w, cl_error *err);
 /* Records w->id for the next run with this name (atomically). */
 int cp_sticky_record(const struct cp *w, cl_error *err);
 

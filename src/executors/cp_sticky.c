@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,6 +53,28 @@ static void forget(const struct cp *w, int dir)
 
 	record_name(w, name, sizeof(name));
 	unlinkat(dir, name, 0);
+}
+
+int cp_sticky_lock(struct cp *w, cl_error *err)
+{
+	char name[400], lock[420];
+	cl_autoclose int dir = ws_state_open("codeplane", err);
+
+	if (dir < 0)
+		return dir;
+	record_name(w, name, sizeof(name));
+	snprintf(lock, sizeof(lock), "%s.lock", name);
+	w->lock_fd = openat(dir, lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w->lock_fd < 0)
+		return cl_fail_errno(err, "codeplane: locking sticky workspace %s", w->name);
+	if (flock(w->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		int saved = errno;
+		close(w->lock_fd);
+		w->lock_fd = -1;
+		return cl_fail(err, saved == EWOULDBLOCK ? 0 : saved, "codeplane: sticky workspace %s is in "
+		               "use by another run%s", w->name, saved == EWOULDBLOCK ? "; try again when it ends" : "");
+	}
+	return 0;
 }
 
 int cp_sticky_record(const struct cp *w, cl_error *err)

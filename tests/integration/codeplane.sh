@@ -393,6 +393,15 @@ POST /api/repos/acme/app/workspaces" "$(requests | head -2)" "stale id: looked u
 	assert_eq 0 "$RC" "hostile record ($ERR)"
 	assert_eq "POST /api/repos/acme/app/workspaces" "$(requests | head -1)" "hostile id never used"
 	grep -qE '^[0-9a-f-]{36}$' "$T_TMP/state/codeplane/acme@app@w2" || fail "record not replaced: $(cat "$T_TMP/state/codeplane/acme@app@w2")"
+	# One run per name: a held lock refuses the run before any request.
+	: >"$T_TMP/cp/requests.log"
+	exec 9>"$T_TMP/state/codeplane/acme@app@w2.lock"
+	flock 9
+	CODEPLANE_PERSISTENCE=sticky CODEPLANE_WORKSPACE_NAME=w2 clr run --runtime codeplane -- true
+	exec 9>&-
+	assert_eq 125 "$RC" "name in use"
+	assert_contains "$ERR" "sticky workspace w2 is in use by another run"
+	[ ! -s "$T_TMP/cp/requests.log" ] || fail "a request while the name was locked: $(requests)"
 	CODEPLANE_WORKSPACE_NAME=-bad clr run --runtime codeplane -- true
 	assert_eq 125 "$RC" "bad name"
 	assert_contains "$ERR" "workspace name '-bad'"
