@@ -171,6 +171,16 @@ struct cl_policy {
 	enum cl_runtime runtime;
 	char *image;
 
+	/* Remote executors (codeplane). spec_io: the binds of a sandbox spec's
+	 * request (/workspace), result (/result) and result file are shipped
+	 * to the remote machine and collected back, not bound. The rest names
+	 * the remote workspace ("" / CL_REMOTE_DEFAULT: the executor's own
+	 * configuration decides). */
+	bool spec_io;
+	char remote_name[64];
+	char remote_snapshot[128];
+	enum { CL_REMOTE_DEFAULT, CL_REMOTE_EPHEMERAL, CL_REMOTE_STICKY } remote_persistence;
+
 	/* bwrap compatibility (see src/cli_bwrap*.c). */
 	struct cl_hooks hooks;
 };

@@ -23,6 +23,10 @@ struct cl_status {
 	/* "" or why the requested runtime was replaced by this one (the
 	 * recorded fallback event; a fixed array: the status crosses fork). */
 	char fallback[256];
+	/* "" or the remote sandbox's own id (a Codeplane workspace): a spec
+	 * result's remoteRunId/workspaceId/containerId when the runner gives
+	 * none. Not in the status JSON. */
+	char remote_id[80];
 };
 
 void cl_status_init(struct cl_status *st);

@@ -22,20 +22,9 @@
 #include "src/clock.h"
 #include "src/executor.h"
 #include "src/executors/cp_api.h"
+#include "src/executors/cp_exec.h"
 
-struct cp {
-	struct cp_config cfg;
-	char id[80];
-	char host[256], user[64];
-	int port;
-	int sig_fd;
-	sigset_t old_mask;
-	bool mask_set;
-};
-
-/* Server-chosen strings go into URLs and ssh's argv: a fixed alphabet,
- * never a leading '-' (an ssh option). */
-static bool safe_token(const char *s, size_t max, const char *extra)
+bool cp_safe_token(const char *s, size_t max, const char *extra)
 {
 	size_t n = s ? strlen(s) : 0;
 
@@ -46,6 +35,15 @@ static bool safe_token(const char *s, size_t max, const char *extra)
 		      strchr(extra, *s)))
 			return false;
 	return true;
+}
+
+/* A spec's request, result and result-file binds (and the empty profile
+ * over /etc/profile): shipped and collected, not bound. */
+static bool spec_bind(const struct cl_policy *p, const struct cl_mount *m)
+{
+	return p->spec_io && m->kind == CL_MNT_BIND &&
+	       (strcmp(m->dest, "/workspace") == 0 || strcmp(m->dest, "/result") == 0 ||
+	        strncmp(m->dest, "/workspace/", 11) == 0 || strcmp(m->dest, "/etc/profile") == 0);
 }
 
 /* What a remote workspace cannot honour is refused, never dropped. */
@@ -67,7 +65,7 @@ static int refuse_unsupported(const struct cl_policy *p, cl_error *err)
 		const struct cl_mount *m = &p->mounts[i];
 		if ((m->kind == CL_MNT_BIND && (m->flags & CL_MF_HOST_SYSTEM)) ||
 		    m->kind == CL_MNT_PROC || m->kind == CL_MNT_DEV ||
-		    (m->kind == CL_MNT_TMPFS && strcmp(m->dest, "/tmp") == 0))
+		    (m->kind == CL_MNT_TMPFS && strcmp(m->dest, "/tmp") == 0) || spec_bind(p, m))
 			continue;
 		return cl_fail(err, 0, "the codeplane executor cannot bind %s: the workspace is "
 		               "remote (ship files with a sandbox spec's request bundle)", m->dest);
@@ -97,7 +95,7 @@ static int block_signals(struct cp *w, cl_error *err)
 	return w->sig_fd < 0 ? cl_fail_errno(err, "creating a signalfd") : 0;
 }
 
-static int api_error(const char *what, int status, json_t *body, cl_error *err)
+int cp_api_error(const char *what, int status, json_t *body, cl_error *err)
 {
 	char d[300];
 
@@ -106,7 +104,7 @@ static int api_error(const char *what, int status, json_t *body, cl_error *err)
 }
 
 /* Polls until the workspace runs; bounded by CODEPLANE_START_TIMEOUT. */
-static int wait_running(struct cp *w, cl_error *err)
+int cp_wait_running(struct cp *w, cl_error *err)
 {
 	double end = cl_mono_ms() + w->cfg.start_timeout_s * 1000.0;
 	char path[128];
@@ -117,7 +115,7 @@ static int wait_running(struct cp *w, cl_error *err)
 		int status, rc = cp_call(&w->cfg, "GET", path, NULL, &status, &ws, err);
 		const char *s = json_string_value(json_object_get(ws, "status"));
 		if (rc == 0 && status != 200)
-			rc = api_error("reading the workspace", status, ws, err);
+			rc = cp_api_error("reading the workspace", status, ws, err);
 		if (rc == 0 && s && strcmp(s, "running") == 0) {
 			json_decref(ws);
 			return 0;
@@ -130,36 +128,61 @@ static int wait_running(struct cp *w, cl_error *err)
 		if (cl_mono_ms() > end)
 			return cl_fail(err, ETIMEDOUT, "codeplane: workspace %s not running after %d s "
 			               "(CODEPLANE_START_TIMEOUT)", w->id, w->cfg.start_timeout_s);
-		/* The API has no push: a poll, a quarter second apart. */
-		struct timespec ts = {.tv_nsec = 250 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		/* The API has no push: a poll, a quarter second apart, which a
+		 * cancel ends (cleanup then removes the workspace). */
+		struct pollfd pf = {.fd = w->sig_fd, .events = POLLIN};
+		if (poll(&pf, 1, 250) > 0)
+			return cl_fail(err, ECANCELED, "codeplane: cancelled while workspace %s was starting",
+			               w->id);
 	}
 }
 
 static int create_workspace(struct cp *w, cl_error *err)
 {
 	unsigned char r[6];
-	char name[48];
+	char name[64];
 	json_t *body, *ws;
 	int status, rc;
 
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
-		return cl_fail_errno(err, "naming the workspace");
-	snprintf(name, sizeof(name), "cloister-%d-%02x%02x%02x%02x%02x%02x", (int)getpid(), r[0],
-	         r[1], r[2], r[3], r[4], r[5]);
+	if (w->name[0]) {
+		snprintf(name, sizeof(name), "%s", w->name);
+	} else {
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return cl_fail_errno(err, "naming the workspace");
+		snprintf(name, sizeof(name), "cloister-%d-%02x%02x%02x%02x%02x%02x", (int)getpid(), r[0],
+		         r[1], r[2], r[3], r[4], r[5]);
+	}
 	body = json_pack("{s:s}", "name", name);
 	if (w->cfg.snapshot)
 		json_object_set_new(body, "snapshot_id", json_string(w->cfg.snapshot));
 	rc = cp_call(&w->cfg, "POST", "/workspaces", body, &status, &ws, err);
 	json_decref(body);
 	if (rc == 0 && status != 201)
-		rc = api_error("creating a workspace", status, ws, err);
-	if (rc == 0 && !safe_token(json_string_value(json_object_get(ws, "id")), sizeof(w->id), "-"))
+		rc = cp_api_error("creating a workspace", status, ws, err);
+	if (rc == 0 && !cp_safe_token(json_string_value(json_object_get(ws, "id")), sizeof(w->id), "-"))
 		rc = cl_fail(err, EPROTO, "codeplane: the new workspace has no usable id");
 	if (rc == 0)
 		snprintf(w->id, sizeof(w->id), "%s", json_string_value(json_object_get(ws, "id")));
 	json_decref(ws);
 	return rc;
+}
+
+/* The workspace's name and persistence: the spec's "workspace" first,
+ * then CODEPLANE_WORKSPACE_NAME / CODEPLANE_PERSISTENCE. */
+static int identity(struct cp *w, const struct cl_policy *p, cl_error *err)
+{
+	const char *name = p->remote_name[0] ? p->remote_name : w->cfg.name;
+
+	w->sticky = p->remote_persistence ? p->remote_persistence == CL_REMOTE_STICKY : w->cfg.sticky;
+	if (p->remote_snapshot[0])
+		w->cfg.snapshot = p->remote_snapshot;
+	if (!name)
+		return 0;
+	if (!cp_safe_token(name, sizeof(w->name), "._-"))
+		return cl_fail(err, 0, "codeplane: workspace name '%.80s': expected 1-63 letters, digits, "
+		               "'.', '_' or '-', not starting with '-'", name);
+	snprintf(w->name, sizeof(w->name), "%s", name);
+	return 0;
 }
 
 static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
@@ -169,17 +192,40 @@ static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
 
 	if (!w)
 		return cl_fail(err, ENOMEM, "codeplane executor");
-	w->sig_fd = -1;
+	w->sig_fd = w->lock_fd = -1;
 	rc = refuse_unsupported(p, err);
 	if (rc == 0)
 		rc = cp_config_load(&w->cfg, err);
+	if (rc == 0)
+		rc = identity(w, p, err);
+	if (rc == 0 && p->spec_io)
+		rc = cp_spec_paths(w, p, err);
 	/* Cancels are held from before the workspace exists, so one always
 	 * reaches the cleanup that deletes it. */
 	if (rc == 0)
 		rc = block_signals(w, err);
-	if (rc == 0)
+	/* A sticky workspace suspended by an earlier run with this name is
+	 * resumed; only when there is none is one created (and recorded).
+	 * The name's lock is taken first and held until it is suspended
+	 * again: two runs never share it. */
+	if (rc == 0 && w->sticky && w->name[0])
+		rc = cp_sticky_lock(w, err);
+	if (rc == 0 && w->sticky && w->name[0])
+		rc = cp_sticky_resume(w, err);
+	if (rc == 0) {
 		rc = create_workspace(w, err);
+		if (rc == 0 && w->sticky && w->name[0] && cp_sticky_record(w, err) < 0) {
+			/* The workspace exists: cleanup suspends it; say why it will
+			 * not be found again. */
+			cl_error_print(err);
+			memset(err, 0, sizeof(*err));
+		}
+	}
+	if (rc > 0)
+		rc = 0;
 	if (rc < 0) {
+		if (w->lock_fd >= 0)
+			close(w->lock_fd);
 		if (w->sig_fd >= 0)
 			close(w->sig_fd);
 		if (w->mask_set)
@@ -199,7 +245,7 @@ static int cp_ship(void *state, const struct cl_policy *p, cl_error *err)
 	struct cp *w = state;
 	char path[128];
 	json_t *s;
-	int status, rc = wait_running(w, err);
+	int status, rc = cp_wait_running(w, err);
 	const char *host, *user;
 
 	if (rc < 0)
@@ -207,24 +253,26 @@ static int cp_ship(void *state, const struct cl_policy *p, cl_error *err)
 	snprintf(path, sizeof(path), "/workspaces/%s/ssh", w->id);
 	rc = cp_call(&w->cfg, "GET", path, NULL, &status, &s, err);
 	if (rc == 0 && status != 200)
-		rc = api_error("reading the workspace's ssh access", status, s, err);
+		rc = cp_api_error("reading the workspace's ssh access", status, s, err);
 	host = json_string_value(json_object_get(s, "ssh_host"));
 	if (!host)
 		host = json_string_value(json_object_get(s, "host"));
 	user = json_string_value(json_object_get(s, "username"));
 	w->port = (int)json_integer_value(json_object_get(s, "port"));
-	if (rc == 0 && (!safe_token(host, sizeof(w->host), ".-:") ||
-	                !safe_token(user, sizeof(w->user), "._-") || w->port < 1 || w->port > 65535))
+	if (rc == 0 && (!cp_safe_token(host, sizeof(w->host), ".-:") ||
+	                !cp_safe_token(user, sizeof(w->user), "._-") || w->port < 1 || w->port > 65535))
 		rc = cl_fail(err, EPROTO, "codeplane: the workspace's ssh access is malformed");
 	if (rc == 0) {
 		snprintf(w->host, sizeof(w->host), "%s", host);
 		snprintf(w->user, sizeof(w->user), "%s", user);
 	}
 	json_decref(s);
+	if (rc == 0 && w->spec)
+		rc = cp_spec_ship(w, err);
 	return rc;
 }
 
-static int append(char **buf, size_t *len, size_t *cap, const char *s)
+int cp_append(char **buf, size_t *len, size_t *cap, const char *s)
 {
 	size_t n = strlen(s);
 	char *nb;
@@ -242,16 +290,16 @@ static int append(char **buf, size_t *len, size_t *cap, const char *s)
 }
 
 /* 'x' for a POSIX shell: every byte literal. */
-static int squote(char **buf, size_t *len, size_t *cap, const char *s)
+int cp_squote(char **buf, size_t *len, size_t *cap, const char *s)
 {
 	char one[2] = {0, 0};
-	int rc = append(buf, len, cap, "'");
+	int rc = cp_append(buf, len, cap, "'");
 
 	for (; rc == 0 && *s; s++) {
 		one[0] = *s;
-		rc = append(buf, len, cap, *s == '\'' ? "'\\''" : one);
+		rc = cp_append(buf, len, cap, *s == '\'' ? "'\\''" : one);
 	}
-	return rc ?: append(buf, len, cap, "'");
+	return rc ?: cp_append(buf, len, cap, "'");
 }
 
 /* cd WORKDIR && exec env -i HOME="$HOME" K=V... bash -lc 'ARGV': the
@@ -266,17 +314,28 @@ static char *remote_command(const struct cp *w, const struct cl_policy *p)
 	if (rc == 0) {
 		b[0] = cmd[0] = '\0';
 		for (size_t i = 0; rc == 0 && p->argv[i]; i++)
-			rc = (i ? append(&cmd, &clen, &ccap, " ") : 0) ?: squote(&cmd, &clen, &ccap, p->argv[i]);
+			rc = (i ? cp_append(&cmd, &clen, &ccap, " ") : 0) ?: cp_squote(&cmd, &clen, &ccap, p->argv[i]);
 	}
+	/* A spec's command starts in its request, CODEPLANE_WORKDIR itself. */
 	snprintf(dir, sizeof(dir), "%s%s", w->cfg.workdir,
-	         p->workdir && strcmp(p->workdir, "/") != 0 ? p->workdir : "");
-	rc = rc ?: append(&b, &len, &cap, "cd ") ?: squote(&b, &len, &cap, dir) ?:
+	         !w->spec && p->workdir && strcmp(p->workdir, "/") != 0 ? p->workdir : "");
+	rc = rc ?: cp_append(&b, &len, &cap, "cd ") ?: cp_squote(&b, &len, &cap, dir) ?:
 	     /* HOME stays the workspace user's own (expanded there): a login
 	      * shell's profile needs it; nothing of this host goes along. */
-	     append(&b, &len, &cap, " && exec env -i HOME=\"$HOME\"");
-	for (size_t i = 0; rc == 0 && p->env && p->env[i]; i++)
-		rc = append(&b, &len, &cap, " ") ?: squote(&b, &len, &cap, p->env[i]);
-	rc = rc ?: append(&b, &len, &cap, " bash -lc ") ?: squote(&b, &len, &cap, cmd);
+	     cp_append(&b, &len, &cap, " && exec env -i HOME=\"$HOME\"");
+	for (size_t i = 0; rc == 0 && p->env && p->env[i]; i++) {
+		char *moved = w->spec ? cp_spec_env(w, p->env[i]) : NULL;
+		rc = cp_append(&b, &len, &cap, " ") ?: cp_squote(&b, &len, &cap, moved ? moved : p->env[i]);
+		free(moved);
+	}
+	if (rc == 0 && w->spec) {
+		char *rd = NULL;
+		if (asprintf(&rd, "CLOISTER_RESULT_DIR=%s", w->cfg.result_dir) < 0)
+			rc = -ENOMEM;
+		rc = rc ?: cp_append(&b, &len, &cap, " ") ?: cp_squote(&b, &len, &cap, rd);
+		free(rd);
+	}
+	rc = rc ?: cp_append(&b, &len, &cap, " bash -lc ") ?: cp_squote(&b, &len, &cap, cmd);
 	free(cmd);
 	if (rc < 0) {
 		free(b);
@@ -285,7 +344,7 @@ static char *remote_command(const struct cp *w, const struct cl_policy *p)
 	return b;
 }
 
-static pid_t spawn_ssh(const struct cp *w, const char *remote, cl_error *err)
+pid_t cp_spawn_ssh(const struct cp *w, const char *remote, int in_fd, int out_fd, cl_error *err)
 {
 	char port[8], kh[4200];
 	const char *argv[24];
@@ -320,8 +379,11 @@ static pid_t spawn_ssh(const struct cp *w, const char *remote, cl_error *err)
 	argv[n] = NULL;
 	pid = fork();
 	if (pid == 0) {
-		/* ===== child: becomes ssh, with the caller's stdio ===== */
+		/* ===== child: becomes ssh, with the caller's stdio but for
+		 * in_fd/out_fd ===== */
 		sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+		if ((in_fd >= 0 && dup2(in_fd, 0) < 0) || (out_fd >= 0 && dup2(out_fd, 1) < 0))
+			_exit(127);
 		execvp("ssh", (char **)argv);
 		_exit(127);
 	}
@@ -330,23 +392,11 @@ static pid_t spawn_ssh(const struct cp *w, const char *remote, cl_error *err)
 	return pid;
 }
 
-static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *st,
-                      cl_error *err)
+int cp_wait_ssh(struct cp *w, pid_t pid, uint64_t timeout_ms, bool *timed_out, int *sig)
 {
-	struct cp *w = state;
-	char *remote = remote_command(w, p);
 	double t0 = cl_mono_ms();
-	int pidfd, status = 0;
-	pid_t pid;
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), status = 0;
 
-	st->runtime = "codeplane";
-	if (!remote)
-		return cl_fail(err, ENOMEM, "codeplane: building the command");
-	pid = spawn_ssh(w, remote, err);
-	free(remote);
-	if (pid < 0)
-		return cl_error_code(err);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	/* Until ssh exits, the deadline passes or a cancel arrives; the last
 	 * two end ssh (the workspace goes at cleanup). Without a pidfd, only
 	 * waitpid is left. */
@@ -354,21 +404,21 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 		struct pollfd pf[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = w->sig_fd, .events = POLLIN}};
 		struct signalfd_siginfo si;
 		int wait = -1, n;
-		if (p->timeout_ms) {
-			double left = (double)p->timeout_ms - (cl_mono_ms() - t0);
+		if (timeout_ms) {
+			double left = (double)timeout_ms - (cl_mono_ms() - t0);
 			wait = left <= 0 ? 0 : (int)left + 1;
 		}
 		n = poll(pf, 2, wait);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n == 0) {
-			st->timed_out = true;
+			*timed_out = true;
 			kill(pid, SIGKILL);
 			break;
 		}
 		if (n > 0 && (pf[1].revents & POLLIN) &&
 		    read(w->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-			st->signal = (int)si.ssi_signo;
+			*sig = (int)si.ssi_signo;
 			kill(pid, SIGKILL);
 			break;
 		}
@@ -379,6 +429,27 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 		;
 	if (pidfd >= 0)
 		close(pidfd);
+	return status;
+}
+
+static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *st,
+                      cl_error *err)
+{
+	struct cp *w = state;
+	char *remote = remote_command(w, p);
+	double t0 = cl_mono_ms();
+	int status;
+	pid_t pid;
+
+	st->runtime = "codeplane";
+	snprintf(st->remote_id, sizeof(st->remote_id), "%s", w->id);
+	if (!remote)
+		return cl_fail(err, ENOMEM, "codeplane: building the command");
+	pid = cp_spawn_ssh(w, remote, -1, -1, err);
+	free(remote);
+	if (pid < 0)
+		return cl_error_code(err);
+	status = cp_wait_ssh(w, pid, p->timeout_ms, &st->timed_out, &st->signal);
 	st->wall_ms = cl_mono_ms() - t0;
 	if (st->timed_out)
 		st->exit_code = 124;
@@ -388,10 +459,24 @@ static int cp_execute(void *state, const struct cl_policy *p, struct cl_status *
 		/* ssh's own failure (refused, auth, host key): not the command's. */
 		fprintf(stderr, "cloister: codeplane: ssh to workspace %s (%s:%d) failed\n", w->id,
 		        w->host, w->port);
+		w->ssh_failed = true;
 		st->exit_code = 125;
 	} else
 		st->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	return 0;
+}
+
+/* A spec's result comes back once the command ended by itself: after a
+ * timeout or cancel what it left is not trusted (nor waited for). */
+static int cp_collect(void *state, const struct cl_policy *p, struct cl_status *st,
+                      cl_error *err)
+{
+	struct cp *w = state;
+
+	(void)p;
+	if (!w->spec || st->timed_out || st->signal || w->ssh_failed)
+		return 0;
+	return cp_spec_collect(w, err);
 }
 
 /* Ephemeral: DELETE (204). Sticky: suspend, for the next run to resume. */
@@ -405,16 +490,19 @@ static void cp_cleanup(void *state)
 
 	if (!w)
 		return;
-	snprintf(path, sizeof(path), "/workspaces/%s%s", w->id, w->cfg.sticky ? "/suspend" : "");
-	rc = cp_call(&w->cfg, w->cfg.sticky ? "POST" : "DELETE", path, NULL, &status, &r, &err);
-	if (rc == 0 && (w->cfg.sticky ? status / 100 != 2 : status != 204))
-		rc = api_error(w->cfg.sticky ? "suspending the workspace" : "deleting the workspace",
+	snprintf(path, sizeof(path), "/workspaces/%s%s", w->id, w->sticky ? "/suspend" : "");
+	rc = cp_call(&w->cfg, w->sticky ? "POST" : "DELETE", path, NULL, &status, &r, &err);
+	if (rc == 0 && (w->sticky ? status / 100 != 2 : status != 204))
+		rc = cp_api_error(w->sticky ? "suspending the workspace" : "deleting the workspace",
 		               status, r, &err);
 	json_decref(r);
 	if (rc < 0) {
 		cp_redact(&w->cfg, &err);
 		cl_error_print(&err);
 	}
+	/* After the suspend: the next run with this name may now take it. */
+	if (w->lock_fd >= 0)
+		close(w->lock_fd);
 	if (w->sig_fd >= 0)
 		close(w->sig_fd);
 	if (w->mask_set)
@@ -429,6 +517,6 @@ const struct cl_executor cl_codeplane_executor = {
 	.create = cp_create,
 	.ship = cp_ship,
 	.execute = cp_execute,
-	.collect = NULL,   /* the exit status is all `cloister run` reads back */
+	.collect = cp_collect,   /* a sandbox spec's result bundle */
 	.cleanup = cp_cleanup,
 };

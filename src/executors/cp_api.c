@@ -35,6 +35,18 @@ static bool valid_repo(const char *r)
 	return true;
 }
 
+static bool plain_dir(const char *d)
+{
+	if (d[0] != '/' || strcmp(d, "/") == 0 || strstr(d, "//") || d[strlen(d) - 1] == '/')
+		return false;
+	for (const char *c = d + 1; c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
+		size_t n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
+	}
+	return true;
+}
+
 int cp_config_load(struct cp_config *c, cl_error *err)
 {
 	const char *base = env_or("CODEPLANE_API_URL", CP_DEFAULT_URL);
@@ -67,6 +79,13 @@ int cp_config_load(struct cp_config *c, cl_error *err)
 	c->identity = env_or("CODEPLANE_SSH_IDENTITY", NULL);
 	c->known_hosts = env_or("CODEPLANE_SSH_KNOWN_HOSTS", NULL);
 	c->workdir = env_or("CODEPLANE_WORKDIR", "/workspace");
+	c->result_dir = env_or("CODEPLANE_RESULT_DIR", "/result");
+	c->name = env_or("CODEPLANE_WORKSPACE_NAME", NULL);
+	/* A spec run empties both remotely: never "/", never a climb. */
+	if (!plain_dir(c->workdir) || !plain_dir(c->result_dir) || strcmp(c->workdir, c->result_dir) == 0)
+		return cl_fail(err, 0, "CODEPLANE_WORKDIR '%.100s' and CODEPLANE_RESULT_DIR '%.100s' must be "
+		               "two different absolute directories other than / (no '.' or '..' parts)",
+		               c->workdir, c->result_dir);
 	c->start_timeout_s = (int)t;
 	c->sticky = strcmp(env_or("CODEPLANE_PERSISTENCE", "ephemeral"), "sticky") == 0;
 	return 0;

@@ -16,6 +16,8 @@ struct cp_config {
 	const char *identity;    /* CODEPLANE_SSH_IDENTITY or NULL */
 	const char *known_hosts; /* CODEPLANE_SSH_KNOWN_HOSTS or NULL */
 	const char *workdir;     /* CODEPLANE_WORKDIR, default /workspace */
+	const char *result_dir;  /* CODEPLANE_RESULT_DIR (sandbox specs), default /result */
+	const char *name;        /* CODEPLANE_WORKSPACE_NAME or NULL (a random one) */
 	int start_timeout_s;     /* CODEPLANE_START_TIMEOUT, default 300 */
 	bool sticky;             /* CODEPLANE_PERSISTENCE=sticky: suspend, not delete */
 };

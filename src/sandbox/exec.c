@@ -102,8 +102,15 @@ static void __attribute__((noreturn)) helper(const struct cl_policy *p, int out,
 	_exit(0);
 }
 
-/* How long a docker helper has to remove its container once stopped. */
+/* How long a docker or codeplane helper has to remove its container or
+ * workspace once stopped. */
 #define SB_DOCKER_STOP_GRACE_MS 30000
+
+/* Executors whose sandbox outlives a killed helper: stopped with SIGTERM. */
+static bool remote_sandbox(const struct cl_policy *p)
+{
+	return p->runtime == CL_RT_DOCKER || p->runtime == CL_RT_CODEPLANE;
+}
 
 struct drain {
 	int fd[3];           /* stdout, stderr, report */
@@ -159,6 +166,16 @@ static int drain_once(struct drain *d, uint64_t max_output, int timeout_ms)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* A codeplane run whose command ran but whose result could not be
+ * collected failed in execution, not in spawning; a stream that tried to
+ * escape the result dir is a path escape. */
+static enum sb_code report_code(const struct exec_report *r)
+{
+	if (!r->st.runtime || strcmp(r->st.runtime, "codeplane") != 0 || r->st.wall_ms <= 0)
+		return SB_PROCESS_SPAWN_FAILED;
+	return r->err.errnum == EXDEV ? SB_TOOL_PATH_ESCAPE : SB_EXECUTION_FAILED;
 }
 
 int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_result *r,
@@ -221,11 +238,11 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 		 * client: that helper gets SIGTERM, removes the container and
 		 * exits, and only one that has not within the grace is killed. */
 		if (!killed && (cl_mono_ms() > deadline || d.cancelled_by)) {
-			kill(pid, p->runtime == CL_RT_DOCKER ? SIGTERM : SIGKILL);
+			kill(pid, remote_sandbox(p) ? SIGTERM : SIGKILL);
 			killed = true;
 			stop_at = cl_mono_ms();
 		}
-		if (killed && p->runtime == CL_RT_DOCKER && cl_mono_ms() - stop_at > SB_DOCKER_STOP_GRACE_MS)
+		if (killed && remote_sandbox(p) && cl_mono_ms() - stop_at > SB_DOCKER_STOP_GRACE_MS)
 			kill(pid, SIGKILL);
 		rc = drain_once(&d, max_output, 1000);
 	}
@@ -254,8 +271,14 @@ int sb_exec(const struct cl_policy *p, uint64_t max_output, struct sb_exec_resul
 	memcpy(&report, d.report, sizeof(report));
 	r->st = report.st;
 	r->st.output_truncated = r->out.dropped || r->err.dropped;
-	if (report.rc < 0)
-		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &report.err);
+	if (report.rc < 0) {
+		enum sb_code code = report_code(&report);
+		/* A refused stream's message says why; its errno only classified it. */
+		if (code != SB_PROCESS_SPAWN_FAILED && (report.err.errnum == EXDEV || report.err.errnum == EFBIG ||
+		                                        report.err.errnum == EINVAL || report.err.errnum == EPROTO))
+			report.err.errnum = 0;
+		return sb_from_cl(e, code, &report.err);
+	}
 	return 0;
 close_all:
 	if (sig_fd >= 0)

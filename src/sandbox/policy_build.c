@@ -56,6 +56,11 @@ static int add_network(const struct sb_spec *s, struct cl_policy *p, struct sb_e
 {
 	cl_error err = {0};
 
+	/* A remote workspace has no port of this host to publish on; with the
+	 * network allowed the loop below would not run, so say it here. */
+	if (s->n_ports && p->runtime == CL_RT_CODEPLANE)
+		return sb_fail(e, SB_INVALID_INPUT, 0, NULL,
+		               "Sandbox ports cannot be published from a Codeplane workspace.");
 	if (s->allow_network) {
 		/* The host's network: published ports are simply the host's. */
 		p->network = CL_NET_HOST;
@@ -70,6 +75,35 @@ static int add_network(const struct sb_spec *s, struct cl_policy *p, struct sb_e
 		if (cl_policy_add_publish(p, spec, &err) < 0)
 			return sb_from_cl(e, SB_INVALID_INPUT, &err);
 	}
+	return 0;
+}
+
+/* What a remote executor needs of the spec: its request and result are
+ * shipped and collected rather than bound, and "workspace" names the
+ * remote workspace (local runtimes ignore all of it). */
+static int set_remote(const struct sb_spec *s, struct cl_policy *p, struct sb_error *e)
+{
+	const struct sb_workspace *w = &s->workspace;
+
+	p->spec_io = true;
+	if (!w->present)
+		return 0;
+	/* Never cut short: a truncated name would find another workspace. */
+	if ((w->name && strlen(w->name) >= sizeof(p->remote_name)) ||
+	    (w->snapshot_id && strlen(w->snapshot_id) >= sizeof(p->remote_snapshot))) {
+		if (s->runtime_req != CL_RT_CODEPLANE)
+			return 0;
+		return sb_fail(e, SB_INVALID_INPUT, 0, NULL, "Sandbox workspace name (at most %zu bytes) or "
+		               "snapshotId (at most %zu) is too long for a Codeplane workspace.",
+		               sizeof(p->remote_name) - 1, sizeof(p->remote_snapshot) - 1);
+	}
+	if (w->name)
+		snprintf(p->remote_name, sizeof(p->remote_name), "%s", w->name);
+	if (w->snapshot_id)
+		snprintf(p->remote_snapshot, sizeof(p->remote_snapshot), "%s", w->snapshot_id);
+	if (w->persistence)
+		p->remote_persistence = strcmp(w->persistence, "sticky") == 0 ? CL_REMOTE_STICKY
+		                        : CL_REMOTE_EPHEMERAL;
 	return 0;
 }
 
@@ -105,6 +139,8 @@ int sb_build_policy(const struct sb_spec *s, const struct sb_layout *l, const js
 	p->limits.cpu_quota_us = s->cpu_quota_us;
 	p->limits.cpu_period_us = s->cpu_period_us;
 	p->timeout_ms = s->tool_timeout_ms;
+	if ((rc = set_remote(s, p, e)) < 0)
+		return rc;
 	if (cl_policy_validate(p, &err) < 0)
 		return sb_from_cl(e, SB_INVALID_INPUT, &err);
 	return 0;

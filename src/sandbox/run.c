@@ -139,7 +139,7 @@ char *sb_config_json(const struct sb_spec *s, const struct sb_secrets *secrets)
 	}
 	if (s->egress.present)
 		json_object_set_new(c, "egress", sb_egress_redacted(&s->egress));
-	json_object_set_new(c, "selectedRuntime", json_string("native"));
+	json_object_set_new(c, "selectedRuntime", json_string(s->runtime));
 	out = sb_dumps_scrubbed(secrets, c);
 	json_decref(c);
 	return out;
@@ -276,7 +276,8 @@ static int workspace_mount(struct run *r, struct cl_policy *p, struct sb_error *
 	cl_error err = {0};
 	const char *snap = r->s->workspace.snapshot_id;
 
-	if (!r->s->workspace.present)
+	/* On codeplane "workspace" is the remote one (sb_build_policy). */
+	if (!r->s->workspace.present || r->s->runtime_req == CL_RT_CODEPLANE)
 		return 0;
 	/* Named by the spec, so a spec error (the field), not a setup one. */
 	if (snap && !ws_snap_exists(snap))
@@ -359,7 +360,9 @@ static int step_execute(struct run *r, json_t **result, struct sb_error *e)
 		sb_exec_result_free(&x);
 		return rc;
 	}
-	rc = sb_provider_parse_result(*out == '{' ? out : raw, r->s->sandbox_id, SB_RESULT_INSIDE,
+	/* The ids a runner leaves out: the remote workspace's on codeplane. */
+	rc = sb_provider_parse_result(*out == '{' ? out : raw, x.st.remote_id[0] ? x.st.remote_id : r->s->sandbox_id,
+	                              SB_RESULT_INSIDE,
 	                              r->secrets, &pres, e);
 	if (rc == 0) {
 		rc = sb_step_collect(r, &x, pres, result, e);

@@ -345,6 +345,16 @@ static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e
 	return 0;
 }
 
+int sb_spec_set_runtime(struct sb_spec *s, const char *r)
+{
+	if (strcmp(r, "auto") != 0 && strcmp(r, "native") != 0 && strcmp(r, "docker") != 0 &&
+	    strcmp(r, "codeplane") != 0)
+		return -1;
+	s->runtime = r[0] == 'd' ? "docker" : r[0] == 'c' ? "codeplane" : "native";
+	s->runtime_req = cl_runtime_parse(r);
+	return 0;
+}
+
 static int parse_runtime(json_t *root, struct sb_spec *s, struct sb_error *e)
 {
 	json_t *v = json_object_get(root, "runtime");
@@ -356,14 +366,8 @@ static int parse_runtime(json_t *root, struct sb_spec *s, struct sb_error *e)
 	s->runtime_req = CL_RT_AUTO;
 	if (!v)
 		return 0;
-	if (r && (strcmp(r, "auto") == 0 || strcmp(r, "native") == 0 || strcmp(r, "docker") == 0)) {
-		s->runtime = r[0] == 'd' ? "docker" : "native";
-		s->runtime_req = cl_runtime_parse(r);
+	if (r && sb_spec_set_runtime(s, r) == 0)
 		return 0;
-	}
-	if (r && strcmp(r, "codeplane") == 0)
-		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "runtime", r),
-		               "Sandbox runtime \"%s\" is not available in this build (use auto, native or docker).", r);
 	{
 		char *shown = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
 		int rc = sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:O}", "runtime", v),

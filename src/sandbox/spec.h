@@ -66,6 +66,9 @@ struct sb_spec {
 	json_t *config, *input;   /* borrowed, may be NULL */
 };
 
+/* Sets the runtime asked for (auto, native, docker, codeplane; the
+ * --runtime option overrides the spec's); -1 for any other name. */
+int sb_spec_set_runtime(struct sb_spec *s, const char *name);
 /* Parses text (a JSON object) into s. On failure s is freed and e says why. */
 int sb_spec_parse(const char *text, size_t len, struct sb_spec *s, struct sb_error *e);
 /* Validates root (borrowed reference kept) into s. */

@@ -181,6 +181,19 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 	return 0;
 }
 
+int ws_state_open(const char *sub, cl_error *err)
+{
+	char root[4096], real[4096];
+	int rc;
+
+	if ((rc = ws_state_root(root, sizeof(root) - 64, err)) < 0)
+		return rc;
+	snprintf(root + strlen(root), sizeof(root) - strlen(root), "/%.60s", sub);
+	if ((rc = resolve_existing(root, real, sizeof(real), err)) < 0)
+		return rc;
+	return open_dirs(real, err);
+}
+
 static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool fresh, cl_error *err)
 {
 	int rc;

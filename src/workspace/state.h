@@ -29,6 +29,9 @@ struct ws_run {
  * /var/lib/cloister for root, else $XDG_STATE_HOME/cloister or
  * ~/.local/state/cloister. */
 int ws_state_root(char *out, size_t len, cl_error *err);
+/* Opens <state root>/SUB, made 0700 as needed (the existing part resolved
+ * first, nothing created through a link): an fd, or <0 with err. */
+int ws_state_open(const char *sub, cl_error *err);
 /* Opens DIR, makes a fresh run dir with upper/ and work/ (or, where
  * overlayfs does not mount or $CLOISTER_WORKSPACE_MODE is "copy", a copy
  * of DIR in upper/, bound read-write), and appends the overlay mount of DIR to p. On error

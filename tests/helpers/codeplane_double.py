@@ -9,7 +9,7 @@ GET .../ssh points at the test's own sshd on 127.0.0.1.
   codeplane_double.py STATE_DIR   (reads STATE_DIR/config.json, writes
                                    STATE_DIR/port and STATE_DIR/requests.log)
 
-config.json: {"token", "repo", "ssh_port", "ssh_user", "workdir",
+config.json: {"token", "repo", "ssh_port", "ssh_user", "workdir", "result_dir",
               "rate_limit_first": N, "starting_polls": N, "fail_create": bool}
 """
 import json, os, shutil, sys, threading, uuid
@@ -83,7 +83,7 @@ class H(BaseHTTPRequestHandler):
         ws = WS[rest[0]]
         if method == "GET" and len(rest) == 1:
             ws["polls"] += 1
-            if ws["status"] in ("pending", "starting"):
+            if ws["status"] in ("pending", "starting", "resuming"):
                 ws["status"] = "running" if ws["polls"] > CFG.get("starting_polls", 1) else "starting"
             return self.send(200, {k: v for k, v in ws.items() if k != "polls"})
         if method == "GET" and rest[1:] == ["ssh"]:
@@ -91,13 +91,21 @@ class H(BaseHTTPRequestHandler):
                                    "username": CFG["ssh_user"], "access_token": "ssh-" + uuid.uuid4().hex,
                                    "command": "ssh -p %d %s@127.0.0.1" % (CFG["ssh_port"], CFG["ssh_user"])})
         if method == "POST" and rest[1:] in (["suspend"], ["resume"]):
-            ws["status"] = "suspended" if rest[1] == "suspend" else "running"
+            # A resumed workspace is "resuming" until a later GET: the
+            # client has to poll, as with a real start.
+            ws["status"] = "suspended" if rest[1] == "suspend" else "resuming"
+            ws["polls"] = 0
             return self.send(200, {k: v for k, v in ws.items() if k != "polls"})
         if method == "POST" and rest[1:] == ["snapshot"]:
             return self.send(201, {"id": str(uuid.uuid4()), "name": json.loads(raw or b"{}").get("name")})
         if method == "DELETE" and len(rest) == 1:
             del WS[rest[0]]
-            shutil.rmtree(CFG["workdir"], ignore_errors=True)
+            # The machine goes away, read-only request included.
+            for d in (CFG["workdir"], CFG.get("result_dir")):
+                if d and os.path.isdir(d):
+                    for root, dirs, _ in os.walk(d):
+                        os.chmod(root, 0o700)
+                    shutil.rmtree(d, ignore_errors=True)
             return self.send(204)
         return self.error(404, "Not Found")
 

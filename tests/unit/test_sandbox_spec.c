@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/policy.h"
 #include "src/sandbox/egress.h"
 #include "src/sandbox/redact.h"
 #include "src/sandbox/spec.h"
@@ -172,7 +173,16 @@ static void test_rules(void)
 	CHECK("egress noProxy entry", rejects("\"egress\":{\"noProxy\":[\"a\",1]}", "egress.noProxy[1] must be"));
 	CHECK("secretBindings value", rejects("\"egress\":{\"secretBindings\":{\"x-y\":1}}",
 	                                       "egress.secretBindings values must be strings"));
-	CHECK("runtime codeplane not built", rejects("\"runtime\":\"codeplane\"", "not available in this build"));
+	CHECK("runtime cloudflare", rejects("\"runtime\":\"cloudflare\"", "Unsupported sandbox runtime: cloudflare"));
+	{
+		struct sb_spec cs;
+		struct sb_error ce = {0};
+		bool ok = *try_spec("\"runtime\":\"codeplane\"", &cs, &ce) == '\0';
+		CHECK("runtime codeplane", ok && cs.runtime_req == CL_RT_CODEPLANE && strcmp(cs.runtime, "codeplane") == 0);
+		if (ok)
+			sb_spec_free(&cs);
+		sb_error_clear(&ce);
+	}
 	CHECK("maxOutputBytes negative", rejects("\"maxOutputBytes\":-1", "maxOutputBytes must be a positive integer."));
 	CHECK("config not object", rejects("\"config\":[]", "config must be an object."));
 }
