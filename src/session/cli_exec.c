@@ -1,6 +1,7 @@
 /* `cloister exec` and `cloister cp`: one request each to a session. exec
- * hands over our stdin/stdout/stderr themselves (no relay) and exits with
- * the command's code; cp streams one regular file in or out. */
+ * hands over our stdin/stdout/stderr themselves (no relay; those that are
+ * a terminal become a pty of the command's own, relayed: exec_tty.c) and
+ * exits with the command's code; cp streams one regular file in or out. */
 #define _GNU_SOURCE
 #include "src/session/cli.h"
 
@@ -17,6 +18,7 @@
 
 #include "src/parse.h"
 #include "src/session/client.h"
+#include "src/session/exec_tty.h"
 #include "src/status.h"
 
 #define EXIT_SETUP 125
@@ -30,7 +32,13 @@ static int fail_msg(const cl_error *err)
 static void exec_usage(FILE *f)
 {
 	fputs("usage: cloister exec ID|NAME [--env K=V]... [-w DIR] [--timeout SECONDS]\n"
-	      "                     [--json-status FILE] [--] COMMAND [ARG...]\n", f);
+	      "                     [--json-status FILE] [--] COMMAND [ARG...]\n"
+	      "  stdio is passed as it is; what is a terminal becomes a pty of the session's own.\n", f);
+}
+
+static int null_fd(void)
+{
+	return open("/dev/null", O_RDWR | O_CLOEXEC);
 }
 
 /* A closed stdio fd cannot be passed: /dev/null stands in for it. */
@@ -38,7 +46,7 @@ static int stdio_fd(int n)
 {
 	if (fcntl(n, F_GETFD) >= 0)
 		return n;
-	return open("/dev/null", n == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
+	return null_fd();
 }
 
 static double now_ms(void)
@@ -98,7 +106,8 @@ int ss_cli_exec_main(int argc, char **argv)
 	cl_error err = {0};
 	uint64_t ms;
 	char num[32];
-	int c, sock, fds[3];
+	struct ss_tty *tty = NULL;
+	int c, sock, rc, fds[3];
 	double t0 = now_ms();
 
 	ss_buf_add(&b, 0, "exec");
@@ -146,13 +155,29 @@ int ss_cli_exec_main(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++)
 		ss_buf_add(&b, 'A', argv[i]);
-	for (int i = 0; i < 3; i++)
-		fds[i] = stdio_fd(i);
 	sock = ss_connect(key, NULL, &err);
-	if (sock < 0 || ss_call(sock, &b, fds, 3, &rep, &err) < 0)
+	/* After the connect: a session that is not there leaves the caller's
+	 * terminal untouched. */
+	if (sock < 0 || ss_tty_open(&tty, &err) < 0)
 		return fail_msg(&err);
+	/* A terminal of ours never enters the session: /dev/null stands in,
+	 * and the command gets a pty of the session's own there instead. */
+	for (int i = 0; i < 3; i++)
+		fds[i] = tty && (ss_tty_mask(tty) & (1u << i)) ? null_fd() : stdio_fd(i);
+	if (tty)
+		ss_tty_request(tty, &b);
+	rc = ss_request(sock, &b, fds, 3, &err);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] > 2)
+			close(fds[i]);
+	if (rc == 0)
+		rc = tty ? ss_tty_relay(tty, sock, &rep, &err) : ss_reply_read(sock, &rep, &err);
+	/* The terminal is back before anything below prints. */
+	ss_tty_close(tty);
 	ss_buf_free(&b);
 	close(sock);
+	if (rc < 0)
+		return fail_msg(&err);
 	if (rep.msg[0])
 		fprintf(stderr, "%s\n", rep.msg);
 	if (status_path)

@@ -161,6 +161,24 @@ static size_t fds_wanted(enum ss_op op)
 	return op == SS_OP_EXEC ? 3 : op == SS_OP_PUT || op == SS_OP_GET ? 1 : 0;
 }
 
+/* "ROWSxCOLS", each 0..65535 in plain decimal. */
+static int parse_size(const char *v, unsigned short *rows, unsigned short *cols)
+{
+	char num[8];
+	size_t n = strcspn(v, "x");
+	uint64_t r, c;
+
+	if (v[n] != 'x' || n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, v, n);
+	num[n] = '\0';
+	if (cl_parse_u64(num, 0, 65535, &r) < 0 || cl_parse_u64(v + n + 1, 0, 65535, &c) < 0)
+		return -1;
+	*rows = (unsigned short)r;
+	*cols = (unsigned short)c;
+	return 0;
+}
+
 static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 {
 	uint64_t n;
@@ -175,6 +193,15 @@ static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 		if (r->op != SS_OP_EXEC || v[0] != '/')
 			return cl_fail(err, 0, "bad working directory in request (absolute path expected)");
 		r->workdir = v;
+		return 0;
+	case 'C':   /* which stdio fds get a pty: one digit, bit n for fd n */
+		if (r->op != SS_OP_EXEC || strlen(v) != 1 || v[0] < '1' || v[0] > '7')
+			return cl_fail(err, 0, "bad terminal mask in request");
+		r->pty_mask = (unsigned)(v[0] - '0');
+		return 0;
+	case 'Z':   /* ROWSxCOLS */
+		if (r->op != SS_OP_EXEC || parse_size(v, &r->rows, &r->cols) < 0)
+			return cl_fail(err, 0, "bad window size in request");
 		return 0;
 	case 'E':
 		if (r->op != SS_OP_EXEC || r->n_env >= SS_MAX_ITEMS || !strchr(v, '=') || v[0] == '=')

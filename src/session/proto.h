@@ -23,6 +23,8 @@ struct ss_req {
 	enum ss_op op;
 	uint64_t timeout_ms;      /* exec: 0 = none */
 	const char *workdir;      /* exec: NULL = the session's */
+	unsigned pty_mask;        /* exec: bit n: fd n becomes a pty of the session's own */
+	unsigned short rows, cols;  /* exec: that pty's window size (0 0: unset) */
 	const char *path;         /* put/get: absolute path inside */
 	const char *name;         /* put: file name used when path is a directory */
 	unsigned mode;            /* put: permission bits of a new file */
@@ -45,6 +47,9 @@ struct ss_reply {
 };
 #define SS_REPLY_MAGIC 0x436c5331u   /* "ClS1" */
 #define SS_RF_TIMED_OUT 1u
+/* Not the reply but a message before it: the master of the command's pty
+ * (one fd), for an exec that asked for one. */
+#define SS_RF_PTY 2u
 /* flags >> 8: the signal that killed the command, 0 if none */
 
 /* Parses buf (len bytes as received) with n_fds fds; fills r (r->fds are

@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -29,6 +32,7 @@
 #include <linux/securebits.h>
 
 #include "cgroups/cgroup.h"
+#include "ns/pty.h"
 #include "src/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -47,6 +51,7 @@ struct job {
 	struct ss_req *r;
 	char **envp;
 	int err_w;        /* child's end of the error pipe */
+	int pty_w;        /* child's end of the pty socket (master to the worker), or -1 */
 	int gate_r;       /* cgroup v1: wait for the attach, or -1 */
 };
 
@@ -84,6 +89,52 @@ static int take_identity(const struct cl_policy *p)
 	return prctl(PR_SET_SECUREBITS, 0, 0, 0, 0);
 }
 
+static int open_in_root(int dirfd, const char *path, int flags, unsigned mode, unsigned long res);
+
+/* The command's terminal, when the client asked for one: a pty of the
+ * session's own devpts (as `cloister run` gives its command), never a
+ * terminal of the host the command could reach other users through. Its
+ * slave goes on the fds of the mask, becomes the controlling terminal
+ * (setsid came first) and the master goes to the worker, for the client.
+ * The path is the sandbox's: no link is followed, and what opens must be
+ * a ptmx, so nothing the sandbox planted stands in for it. */
+static void attach_pty(struct job *j)
+{
+	struct winsize ws = {.ws_row = j->r->rows, .ws_col = j->r->cols};
+	cl_error err = {0};
+	struct stat st;
+	int master, slave, first = -1;
+
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	master = root < 0 ? -1 : open_in_root(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, 0,
+	                                      RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+	if (master < 0)
+		child_fail(j, 125, errno, "%s", "opening the session's /dev/pts/ptmx for the command's "
+		           "terminal");
+	if (fstat(master, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2))
+		child_fail(j, 125, 0, "%s", "the session's /dev/pts/ptmx is not a pty multiplexer");
+	slave = ns_pty_peer(master, &ws, &err);
+	if (slave < 0)
+		child_fail(j, 125, err.errnum, "%s", err.msg);
+	for (int fd = 0; fd <= 2; fd++) {
+		if (!(j->r->pty_mask & (1u << fd)))
+			continue;
+		if (dup2(slave, fd) < 0)
+			child_fail(j, 125, errno, "attaching the terminal as fd %d", fd);
+		if (first < 0)
+			first = fd;
+	}
+	if (ioctl(first, TIOCSCTTY, 0) < 0)
+		child_fail(j, 125, errno, "%s", "making the pty the command's controlling terminal");
+	/* Last: the client goes raw only for a terminal that is all set. */
+	if (ss_send(j->pty_w, "P", 1, &master, 1) < 0)
+		child_fail(j, 125, EPIPE, "%s", "handing the terminal to the client");
+	close(master);
+	close(slave);
+	close(root);
+}
+
 /* fds the child keeps: the request's at 0..n-1 (copies: the data fd at 0
  * for put, 1 for get, with /dev/null-like stdio from the supervisor on the
  * others), the error pipe at 3, nothing else. Order: the supervisor's 0..2
@@ -105,10 +156,29 @@ static void arrange_fds(struct job *j)
 	} else if (dup2(r->fds[0], r->op == SS_OP_PUT ? 0 : 1) < 0) {
 		child_fail(j, 125, errno, "%s", "passing the file");
 	}
+	/* After stdio (the pty replaces some of it), before the pipe moves to
+	 * 3, which could be the pty socket's number. */
+	if (r->pty_mask)
+		attach_pty(j);
 	if (dup3(j->err_w, 3, O_CLOEXEC) < 0)
 		child_fail(j, 125, errno, "%s", "arranging file descriptors");
 	j->err_w = 3;
 	syscall(SYS_close_range, 4U, ~0U, 0U);
+}
+
+/* Every signal at its default action. An ignored one would survive exec:
+ * the supervisor ignores SIGPIPE, and whatever started `cloister create`
+ * may have ignored more (a background job of a non-interactive shell
+ * ignores SIGINT and SIGQUIT), none of which is the exec caller's choice:
+ * ^C on the command's terminal must interrupt it. */
+static void default_signals(void)
+{
+	struct sigaction sa;
+
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler == SIG_IGN)
+			signal(sig, SIG_DFL);
 }
 
 static void confine(struct job *j)
@@ -128,7 +198,9 @@ static void confine(struct job *j)
 	 * capabilities and the client's fds. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		child_fail(j, 125, errno, "%s", "making the exec non-dumpable");
-	if (p->new_session && setsid() < 0)
+	/* Before the pty (arrange_fds): only a session leader without a
+	 * terminal may take one as its controlling terminal. */
+	if ((p->new_session || j->r->pty_mask) && setsid() < 0)
 		child_fail(j, 125, errno, "%s", "starting a new session");
 	arrange_fds(j);
 	/* Bounding set, then the sets themselves, then ambient (the order of
@@ -139,7 +211,7 @@ static void confine(struct job *j)
 	if (p->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(j, 125, errno, "%s", "setting no_new_privs");
 	sigprocmask(SIG_SETMASK, &j->l->orig_mask, NULL);
-	signal(SIGPIPE, SIG_DFL);
+	default_signals();
 	if (sc_load(j->l->prog) < 0)
 		child_fail(j, 125, errno, "%s", "loading the seccomp filter");
 }
@@ -358,17 +430,36 @@ static int wait_child(pid_t pid, int pidfd, int conn, uint64_t timeout_ms, bool 
 	return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
 }
 
+/* The pty master from the child to the client, ahead of the reply. The
+ * child sends it before exec, or fails and exits: either ends the wait
+ * (its end of the socket closes with exec or exit). */
+static void pass_master(int from, int conn)
+{
+	struct ss_reply m = {.magic = SS_REPLY_MAGIC, .flags = SS_RF_PTY};
+	char buf[8];
+	int fds[SS_MAX_FDS];
+	size_t n_fds = 0;
+	ssize_t n = ss_recv(from, buf, sizeof(buf), fds, &n_fds);
+
+	if (n > 0 && n_fds == 1)
+		ss_send(conn, &m, sizeof(m), fds, 1);
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	close(from);
+}
+
 _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int conn)
 {
-	struct job j = {.l = l, .r = r, .err_w = -1, .gate_r = -1};
-	int ep[2], gate[2] = {-1, -1}, pidfd = -1, status;
+	struct job j = {.l = l, .r = r, .err_w = -1, .pty_w = -1, .gate_r = -1};
+	int ep[2], gate[2] = {-1, -1}, ps[2] = {-1, -1}, pidfd = -1, status;
 	bool timed_out = false, v1 = l->cg && cg_clone_fd(l->cg) < 0;
 	struct verdict v = {0};
 	cl_error err = {0};
 	pid_t pid;
 
 	j.envp = build_env(l->p, r);
-	if (!j.envp || pipe2(ep, O_CLOEXEC) < 0 || (v1 && pipe2(gate, O_CLOEXEC) < 0)) {
+	if (!j.envp || pipe2(ep, O_CLOEXEC) < 0 || (v1 && pipe2(gate, O_CLOEXEC) < 0) ||
+	    (r->pty_mask && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ps) < 0)) {
 		ss_reply_send(conn, 125, 0, "cloister: preparing the exec: %s", strerror(errno));
 		_exit(0);
 	}
@@ -378,16 +469,21 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 		_exit(0);
 	}
 	j.err_w = ep[1];
+	j.pty_w = ps[1];
 	j.gate_r = gate[0];
 	pid = clone_child(l, &pidfd);
 	if (pid == 0) {
 		/* ===== child: in the sandbox's namespaces, caps in its userns ===== */
 		close(ep[0]);
+		if (ps[0] >= 0)
+			close(ps[0]);
 		close(conn);
 		child_main(&j);
 	}
 	/* ===== worker: host pid namespace, the caller's credentials ===== */
 	close(ep[1]);
+	if (ps[1] >= 0)
+		close(ps[1]);
 	for (size_t i = 0; i < r->n_fds; i++)
 		close(r->fds[i]);
 	if (pid < 0) {
@@ -403,6 +499,9 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 	}
 	if (v1 && write(gate[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
+	/* After the gate: the child sets the pty up only once it may run. */
+	if (ps[0] >= 0)
+		pass_master(ps[0], conn);
 	status = wait_child(pid, pidfd, conn, r->timeout_ms, &timed_out);
 	if (timed_out)
 		ss_reply_send(conn, 124, SS_RF_TIMED_OUT, "cloister: command timed out after %llu ms",
