@@ -29,6 +29,7 @@
 struct create_opts {
 	const char *name;
 	uint64_t idle_s;
+	uint64_t request_ms;
 };
 
 static void usage(FILE *f)
@@ -109,7 +110,7 @@ static int name_taken(const char *name)
 
 /* ===== supervisor: detached, its own session, stdio on /dev/null ===== */
 _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss_info *info,
-                                 int notify)
+                                 uint64_t request_ms, int notify)
 {
 	struct ss_server *srv;
 	struct cl_status st;
@@ -125,7 +126,7 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 	signal(SIGPIPE, SIG_IGN);
 	info->pid = getpid();
 	info->start = ss_proc_start(info->pid);
-	srv = ss_server_new(dir, info, notify);
+	srv = ss_server_new(dir, info, notify, request_ms);
 	if (!srv || ss_info_write(dir, info, &err) < 0 ||
 	    (cl_status_init(&st), ns_launch_session(p, ss_server_ops(srv), &st, &err)) < 0) {
 		if (!err.msg[0])
@@ -201,10 +202,22 @@ static int start(struct cl_policy *p, const struct create_opts *o)
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		supervisor(p, dir, &info, pipefd[1]);
+		supervisor(p, dir, &info, o->request_ms, pipefd[1]);
 	}
 	close(pipefd[1]);
 	return wait_ready(pipefd[0], dir);
+}
+
+/* The request deadline: SS_REQUEST_MS, or (tests only, not a user
+ * setting) SS_REQUEST_ENV in milliseconds; a bad value is refused. */
+static int request_deadline(struct create_opts *o, cl_error *err)
+{
+	const char *v = getenv(SS_REQUEST_ENV);
+
+	o->request_ms = SS_REQUEST_MS;
+	if (v && cl_parse_u64(v, 1, 86400ULL * 1000, &o->request_ms) < 0)
+		return cl_fail(err, 0, "%s='%s': expected milliseconds > 0", SS_REQUEST_ENV, v);
+	return 0;
 }
 
 int ss_cli_create_main(int argc, char **argv)
@@ -221,7 +234,7 @@ int ss_cli_create_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-	n = split_args(argc, argv, &o, &v, &err);
+	n = request_deadline(&o, &err) < 0 ? -1 : split_args(argc, argv, &o, &v, &err);
 	rc = n < 0 ? n : cl_cli_run_parse(n, v, &p, &ro, &err);
 	if (n >= 0 && rc == 0)
 		rc = session_policy(&p, &err);

@@ -8,6 +8,10 @@ tests: raw requests (malformed ones included), fd passing, reply decoding.
                                     as stdout; prints "same" if the command saw
                                     our pipe itself (no relay copying)
   session_peer.py connect SOCK      one ping: "0", "refused" or "error ERRNO"
+  session_peer.py hold SOCK FILE    connects and sends nothing: writes "connected"
+                                    (or "error ERRNO") to FILE, then prints what
+                                    the server did: "reply CODE MSG", "hup", or
+                                    "timeout" after 200 s
 """
 import os, random, socket, struct, sys
 
@@ -130,7 +134,36 @@ def pipeino(path):
     return 0
 
 
+def hold(path, note):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(path)
+    except OSError as e:
+        with open(note, "w") as f:
+            f.write("error %d\n" % e.errno)
+        return 0
+    with open(note, "w") as f:
+        f.write("connected\n")
+    s.settimeout(200)
+    try:
+        data = s.recv(REPLY.size + 16)
+    except socket.timeout:
+        print("timeout")
+        return 0
+    except OSError as e:
+        print("error", e.errno)
+        return 0
+    if not data:
+        print("hup")
+        return 0
+    r = decode(data)
+    print(" ".join(str(x) for x in r))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "hold":
+        return hold(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "fuzz":
         return fuzz(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "pipeino":

@@ -278,6 +278,48 @@ t_idle_timeout_reaps() {
 	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
 }
 
+# A peer that connects and sends nothing is not activity: the idle timeout
+# still reaps the session (the request deadline is set far beyond the
+# wait here, so only the idle logic can end it). As above, a machine too
+# slow to connect before the timeout tries again with a longer one.
+t_idle_timeout_ignores_silent_connections() {
+	local sup idle t0 elapsed p
+	for idle in 3 10 30; do
+		t0=$EPOCHREALTIME
+		CLOISTER_SESSION_REQUEST_TIMEOUT_MS=3600000 mk --idle-timeout "$idle"
+		sup=$(info_pid "$SID")
+		rm -f "$T_TMP/note"
+		python3 "$PEER" hold "$RUNDIR/$SID/sock" "$T_TMP/note" >"$T_TMP/held" & p=$!
+		wait_line "$T_TMP/note" '^(connected|error)' >/dev/null || fail "the peer never connected"
+		grep -q '^connected' "$T_TMP/note" && break
+		elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", b - a }')
+		[ "$elapsed" -ge "$idle" ] || fail "reaped after ${elapsed} s, before the ${idle} s idle timeout"
+		echo "    # the peer reached the session only after ${elapsed} s; again with a longer timeout"
+		wait "$p"
+	done
+	grep -q '^connected' "$T_TMP/note" || fail "the peer never reached the session: $(cat "$T_TMP/note")"
+	wait_until gone_pid "$sup" || fail "a silent connection kept the idle session up"
+	wait "$p"
+	assert_eq hup "$(cat "$T_TMP/held")" "the silent peer, once the session ended"
+	wait_until not_listed "$SID" || fail "idle session still listed"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
+}
+
+# A connection that sends no request within the deadline is answered and
+# dropped (it held one of the session's connection slots for ever); the
+# session serves on. The deadline is shortened for the test (the hidden
+# CLOISTER_SESSION_REQUEST_TIMEOUT_MS; 30 s otherwise).
+t_silent_connection_is_dropped() {
+	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=2000 mk
+	python3 "$PEER" hold "$RUNDIR/$SID/sock" "$T_TMP/note" >"$T_TMP/held"
+	assert_eq connected "$(cat "$T_TMP/note")" "the peer connected"
+	assert_contains "$(cat "$T_TMP/held")" "reply 125 cloister: no request within 2000 ms" "the server's answer"
+	clr exec "$SID" -- echo alive; assert_eq "0 alive" "$RC $OUT" "the session after dropping it"
+	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=0 clr create; assert_eq 125 "$RC" "a bad request deadline"
+	assert_contains "$ERR" "CLOISTER_SESSION_REQUEST_TIMEOUT_MS"
+	"$CL" rm "$SID"
+}
+
 t_gc_after_supervisor_sigkill() {
 	local sup init cg m; m=$(marker gc)
 	if is_root; then mk --memory 64m --name "$m"; else mk --name "$m"; fi
