@@ -18,6 +18,7 @@
 
 #include "src/parse.h"
 #include "src/session/client.h"
+#include "src/session/cp_tree.h"
 #include "src/session/exec_tty.h"
 #include "src/status.h"
 
@@ -227,8 +228,11 @@ static int cp_in(const char *src, const char *key, const char *path, bool mkdirs
 
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s", src);
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
-		return cl_fail(err, 0, "%s: copying directories is not supported (one file at a time)", src);
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		if (fd != 0)
+			close(fd);
+		return cl_fail(err, 0, "%s is a directory (cloister cp -r copies directories)", src);
+	}
 	snprintf(mode, sizeof(mode), "%o", fd == 0 && !S_ISREG(st.st_mode) ? 0644u
 	         : (unsigned)(st.st_mode & 0777));
 	ss_buf_add(&b, 0, "put");
@@ -299,20 +303,26 @@ int ss_cli_cp_main(int argc, char **argv)
 	const char *spath = NULL, *dpath = NULL;
 	char *skey, *dkey;
 	cl_error err = {0};
-	bool mkdirs = argc > 1 && strcmp(argv[1], "--mkdir") == 0;
+	bool mkdirs = false, tree = false;
+	int rc;
 
-	if (mkdirs) {
+	while (argc > 1 && (!strcmp(argv[1], "--mkdir") || !strcmp(argv[1], "-r"))) {
+		if (argv[1][1] == 'r')
+			tree = true;
+		else
+			mkdirs = true;
 		argc--;
 		argv++;
 	}
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: cloister cp [--mkdir] SRC DEST   (one side ID:/path, - for stdin/stdout;\n"
+		puts("usage: cloister cp [-r] [--mkdir] SRC DEST   (one side ID:/path, - for stdin/stdout;\n"
+		     "       -r: SRC is a directory, copied with everything in it (links as links);\n"
 		     "       --mkdir: create missing directories of ID:/path)");
 		return 0;
 	}
 	if (argc != 3) {
-		fputs("cloister: usage: cloister cp [--mkdir] SRC DEST (one side ID:/path, - for stdin/stdout)\n",
+		fputs("cloister: usage: cloister cp [-r] [--mkdir] SRC DEST (one side ID:/path, - for stdin/stdout)\n",
 		      stderr);
 		return EXIT_SETUP;
 	}
@@ -330,7 +340,16 @@ int ss_cli_cp_main(int argc, char **argv)
 		fputs("cloister: cp: --mkdir is for copies into a session\n", stderr);
 		return EXIT_SETUP;
 	}
-	if ((dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err)) < 0)
-		return fail_msg(&err);
+	if (tree && (!strcmp(argv[1], "-") || !strcmp(argv[2], "-"))) {
+		fputs("cloister: cp: -r copies directories, not stdin or stdout\n", stderr);
+		return EXIT_SETUP;
+	}
+	if (tree)
+		rc = dkey ? ss_cp_tree_in(argv[1], dkey, dpath, mkdirs, &err)
+		          : ss_cp_tree_out(skey, spath, argv[2], &err);
+	else
+		rc = dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err);
+	if (rc < 0)
+		return err.msg[0] ? fail_msg(&err) : EXIT_SETUP;
 	return 0;
 }

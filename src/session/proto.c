@@ -228,6 +228,11 @@ static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 			return cl_fail(err, 0, "bad mkdir flag in request");
 		r->mkdirs = true;
 		return 0;
+	case 'R':
+		if ((r->op != SS_OP_PUT && r->op != SS_OP_GET) || strcmp(v, "1") != 0)
+			return cl_fail(err, 0, "bad tree flag in request");
+		r->tree = true;
+		return 0;
 	case 'M':   /* octal, at most 4 digits */
 		if (r->op != SS_OP_PUT || !v[0] || strlen(v) > 4 || strspn(v, "01234567") != strlen(v))
 			return cl_fail(err, 0, "bad file mode in request");

@@ -29,6 +29,7 @@ struct ss_req {
 	const char *name;         /* put: file name used when path is a directory */
 	unsigned mode;            /* put: permission bits of a new file */
 	bool mkdirs;              /* put: create missing parent directories (0755) */
+	bool tree;                /* put/get: a directory tree, as a src/session/tree.h stream */
 	const char *env[SS_MAX_ITEMS + 1];
 	size_t n_env;
 	const char *argv[SS_MAX_ITEMS + 1];

@@ -33,6 +33,8 @@
 
 #include "cgroups/cgroup.h"
 #include "ns/pty.h"
+#include "src/sandbox/fsafe.h"
+#include "src/session/tree.h"
 #include "src/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -330,6 +332,86 @@ _Noreturn static void do_get(struct job *j)
 	_exit(0);
 }
 
+/* Where a tree copied in goes: into the directory at path under the
+ * source's name, else at path itself (its parent must exist). *name
+ * points into buf or the request. The parent's fd, or -1 with errno. */
+static int tree_dest(int root, const struct ss_req *r, char *buf, size_t size, const char **name)
+{
+	int dir = open_in_root(root, r->path, O_PATH | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+	char *slash;
+	size_t len;
+
+	if (dir >= 0) {
+		*name = r->name;
+		if (!r->name) {
+			close(dir);
+			errno = EISDIR;
+			return -1;
+		}
+		return dir;
+	}
+	len = strlen(r->path);
+	while (len > 1 && r->path[len - 1] == '/')
+		len--;
+	if (len >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, r->path, len);
+	buf[len] = '\0';
+	slash = strrchr(buf, '/');
+	*name = slash + 1;
+	if (!**name || !strcmp(*name, ".") || !strcmp(*name, "..")) {
+		errno = EINVAL;
+		return -1;
+	}
+	*slash = '\0';
+	return open_in_root(root, buf[0] ? buf : "/", O_PATH | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+}
+
+/* A tree from stdin: built in a fresh directory beside its destination,
+ * then renamed into place (an existing directory there is exchanged and
+ * removed), so a failed copy leaves nothing and the destination is never
+ * half-made. The parent resolves in the sandbox's root; below it every
+ * step is an *at call on a directory we just made. */
+_Noreturn static void do_put_tree(struct job *j)
+{
+	struct ss_req *r = j->r;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096], tmp[32];
+	const char *name;
+	cl_error err = {0};
+	int parent, tfd;
+
+	if (r->mkdirs && make_parents(root, r->path) < 0)
+		child_fail(j, 125, errno, "creating the directories of %s", r->path);
+	parent = tree_dest(root, r, buf, sizeof(buf), &name);
+	if (parent < 0)
+		child_fail(j, 125, errno, "writing %s", r->path);
+	tfd = ss_tree_mktemp(parent, tmp, &err);
+	if (tfd < 0)
+		child_fail(j, 125, err.errnum, "writing %s: %s", r->path, err.msg);
+	if (ss_tree_recv(0, tfd, &err) < 0 || ss_tree_commit(parent, tmp, name, r->path, &err) < 0) {
+		sb_remove_tree_at(parent, tmp);
+		child_fail(j, 125, err.errnum, "copying into %s: %s", r->path, err.msg);
+	}
+	_exit(0);
+}
+
+_Noreturn static void do_get_tree(struct job *j)
+{
+	struct ss_req *r = j->r;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = open_in_root(root, r->path, O_RDONLY | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+	cl_error err = {0};
+
+	if (fd < 0)
+		child_fail(j, 125, errno, "reading %s", r->path);
+	if (ss_tree_send(fd, 1, r->path, &err) < 0)
+		child_fail(j, 125, err.errnum, "copying %s", err.msg);
+	_exit(0);
+}
+
 _Noreturn static void child_main(struct job *j)
 {
 	const struct cl_policy *p = j->l->p;
@@ -344,9 +426,9 @@ _Noreturn static void child_main(struct job *j)
 	if (chdir(wd) < 0)
 		child_fail(j, 125, errno, "changing to working directory %s", wd);
 	if (j->r->op == SS_OP_PUT)
-		do_put(j);
+		j->r->tree ? do_put_tree(j) : do_put(j);
 	if (j->r->op == SS_OP_GET)
-		do_get(j);
+		j->r->tree ? do_get_tree(j) : do_get(j);
 	environ = j->envp;
 	execvp(j->r->argv[0], (char **)j->r->argv);
 	child_fail(j, cl_exit_code_of_exec_errno(errno), errno, "executing %s", j->r->argv[0]);

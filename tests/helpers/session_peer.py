@@ -80,6 +80,7 @@ def cases(n):
         (tokens(b"exec", b"Z24x-1", b"Atrue"), (null, null, null)),
         (tokens(b"exec", b"Z65536x80", b"Atrue"), (null, null, null)),
         (tokens(b"put", b"P/x", b"C1"), (null,)),
+        (tokens(b"put", b"P/x", b"R2"), (null,)), (tokens(b"exec", b"R1", b"Atrue"), (null,) * 3),
         (tokens(b"put", b"Prelative"), (null,)), (tokens(b"put", b"P/x", b"M9999"), (null,)),
         (tokens(b"put", b"P/x", b"N../up"), (null,)), (tokens(b"put", b"P/x", b"N.."), (null,)),
         (tokens(b"get"), (null,)), (tokens(b"get", b"P/a", b"P/b"), (null,)),
