@@ -67,6 +67,8 @@ static void write_status(const char *path, const struct ss_reply *rep, double wa
 	st.exit_code = rep->code;
 	st.signal = (int)(rep->flags >> 8);
 	st.timed_out = rep->flags & SS_RF_TIMED_OUT;
+	st.oom_killed = rep->flags & SS_RF_OOM;
+	st.memory_peak = rep->memory_peak;
 	st.wall_ms = wall;
 	st.runtime = "native";
 	if (cl_status_write(&st, path, -1, &err) < 0)

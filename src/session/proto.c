@@ -128,15 +128,34 @@ ssize_t ss_recv(int sock, char *buf, size_t cap, int *fds, size_t *n_fds)
 	return n;
 }
 
+static void reply_v(int sock, int code, unsigned flags, int64_t peak, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+static void reply_v(int sock, int code, unsigned flags, int64_t peak, const char *fmt, va_list ap)
+{
+	struct ss_reply r = {.magic = SS_REPLY_MAGIC, .code = code, .flags = flags,
+	                     .memory_peak = peak};
+
+	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+	ss_send(sock, &r, sizeof(r), NULL, 0);
+}
+
 void ss_reply_send(int sock, int code, unsigned flags, const char *fmt, ...)
 {
-	struct ss_reply r = {.magic = SS_REPLY_MAGIC, .code = code, .flags = flags};
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+	reply_v(sock, code, flags, -1, fmt, ap);
 	va_end(ap);
-	ss_send(sock, &r, sizeof(r), NULL, 0);
+}
+
+void ss_reply_send_peak(int sock, int code, unsigned flags, int64_t peak, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	reply_v(sock, code, flags, peak, fmt, ap);
+	va_end(ap);
 }
 
 static int op_of(const char *s, enum ss_op *op)

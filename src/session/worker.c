@@ -536,6 +536,9 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 	int ep[2], gate[2] = {-1, -1}, ps[2] = {-1, -1}, pidfd = -1, status;
 	bool timed_out = false, v1 = l->cg && cg_clone_fd(l->cg) < 0;
 	struct verdict v = {0};
+	struct cg_window win;
+	struct cg_stats cs;
+	unsigned mem;
 	cl_error err = {0};
 	pid_t pid;
 
@@ -550,6 +553,8 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 		              strerror(errno));
 		_exit(0);
 	}
+	/* Before the command can allocate anything: the window's start. */
+	cg_window_begin(l->cg, &win);
 	j.err_w = ep[1];
 	j.pty_w = ps[1];
 	j.gate_r = gate[0];
@@ -585,13 +590,19 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 	if (ps[0] >= 0)
 		pass_master(ps[0], conn);
 	status = wait_child(pid, pidfd, conn, r->timeout_ms, &timed_out);
+	/* After the wait, which also killed the command's group. */
+	cg_window_end(l->cg, &win, &cs);
+	mem = cs.oom_killed ? SS_RF_OOM : 0;
 	if (timed_out)
-		ss_reply_send(conn, 124, SS_RF_TIMED_OUT, "cloister: command timed out after %llu ms",
-		              (unsigned long long)r->timeout_ms);
+		ss_reply_send_peak(conn, 124, SS_RF_TIMED_OUT | mem, cs.memory_peak,
+		                   "cloister: command timed out after %llu ms",
+		                   (unsigned long long)r->timeout_ms);
 	else if (read(ep[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
-		ss_reply_send(conn, v.code, 0, "cloister: %.*s", (int)sizeof(v.msg) - 1, v.msg);
+		ss_reply_send_peak(conn, v.code, mem, cs.memory_peak, "cloister: %.*s",
+		                   (int)sizeof(v.msg) - 1, v.msg);
 	else
-		ss_reply_send(conn, cl_exit_code_of_status(status),
-		              WIFSIGNALED(status) ? (unsigned)WTERMSIG(status) << 8 : 0, "%s", "");
+		ss_reply_send_peak(conn, cl_exit_code_of_status(status),
+		                   (WIFSIGNALED(status) ? (unsigned)WTERMSIG(status) << 8 : 0) | mem,
+		                   cs.memory_peak, "%s", "");
 	_exit(0);
 }

@@ -15,7 +15,7 @@ tests: raw requests (malformed ones included), fd passing, reply decoding.
 """
 import os, random, socket, struct, sys
 
-REPLY = struct.Struct("<Iii480s")
+REPLY = struct.Struct("<Iii480sIq")
 MAGIC = 0x436C5331
 
 
@@ -49,7 +49,7 @@ def call(path, payload, fds=()):
 def decode(data):
     if len(data) != REPLY.size:
         return ("bad-size", len(data))
-    magic, code, flags, msg = REPLY.unpack(data)
+    magic, code, flags, msg, _, _ = REPLY.unpack(data)
     if magic != MAGIC:
         return ("bad-magic", magic)
     return ("reply", code, msg.split(b"\0")[0].decode(errors="replace"))

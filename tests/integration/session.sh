@@ -697,6 +697,30 @@ t_execs_share_the_session_cgroup() {
 	"$CL" rm "$SID"
 	assert_gone "$m"
 }
+# exec --json-status reports OOM kills and peak memory from the session's
+# cgroup: an OOM kill during this exec (not one before it), and a peak at
+# least what the command touched and at most the limit.
+t_exec_status_oom_and_peak() {
+	local peak
+	[ -x "$HELPERS/cg_hog" ] || fail "cg_hog helper not built (make check builds it)"
+	mk --memory 128m --memory-swap 128m --ro "$HELPERS:/h"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- /h/cg_hog mem 40
+	assert_eq 0 "$RC" "touching 40 MiB ($ERR)"
+	assert_eq False "$(py 'j["oom_killed"]' <"$T_TMP/st.json")" "oom_killed under the limit"
+	peak=$(py 'j["memory_peak_bytes"]' <"$T_TMP/st.json")
+	[ "$peak" -ge $((40 << 20)) ] && [ "$peak" -le $((128 << 20)) ] ||
+		fail "memory_peak_bytes $peak not within 40 MiB..128 MiB"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- /h/cg_hog mem 400
+	assert_eq 137 "$RC" "past the limit"
+	assert_eq "True 137 9" "$(py 'str(j["oom_killed"])+" "+str(j["exit_code"])+" "+str(j["signal"])' <"$T_TMP/st.json")" "status after the OOM kill"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- true
+	assert_eq False "$(py 'j["oom_killed"]' <"$T_TMP/st.json")" "oom_killed of the next exec (the earlier kill is not its)"
+	"$CL" rm "$SID"
+	mk
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- true
+	assert_eq "False None" "$(py 'str(j["oom_killed"])+" "+str(j["memory_peak_bytes"])' <"$T_TMP/st.json")" "a session without a cgroup"
+	"$CL" rm "$SID"
+}
 # Another user cannot connect (directory 0700), nor could it pass the
 # peer check if it could.
 t_other_user_is_refused() {
