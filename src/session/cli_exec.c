@@ -104,7 +104,7 @@ int ss_cli_exec_main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct ss_buf b = {0};
-	struct ss_reply rep;
+	struct ss_reply rep = {.code = EXIT_SETUP};
 	const char *status_path = NULL, *key;
 	cl_error err = {0};
 	uint64_t ms;
@@ -161,8 +161,12 @@ int ss_cli_exec_main(int argc, char **argv)
 	sock = ss_connect(key, NULL, &err);
 	/* After the connect: a session that is not there leaves the caller's
 	 * terminal untouched. */
-	if (sock < 0 || ss_tty_open(&tty, &err) < 0)
+	if (sock < 0)
 		return fail_msg(&err);
+	if (ss_tty_open(&tty, &err) < 0) {
+		close(sock);
+		return fail_msg(&err);
+	}
 	/* A terminal of ours never enters the session: /dev/null stands in,
 	 * and the command gets a pty of the session's own there instead. */
 	for (int i = 0; i < 3; i++)
