@@ -487,19 +487,25 @@ const struct ns_session_ops *ss_server_ops(struct ss_server *s)
 	return &s->ops;
 }
 
-void ss_server_finish(struct ss_server *s)
+void ss_server_drain(struct ss_server *s)
 {
-	/* Workers first. Their children were in the session's pid namespace
-	 * (create insists on one), which died with init, so each worker is
-	 * only sending its reply now: wait for it, nothing of the session
-	 * outlives rm. */
+	/* Their children were in the session's pid namespace (create insists
+	 * on one), which died with init, so each worker is only sending its
+	 * reply now: wait for it, nothing of the session outlives rm. */
 	for (size_t i = 0; i < MAX_WORKERS; i++)
-		if (s->workers[i].pid)
+		if (s->workers[i].pid) {
 			waitpid(s->workers[i].pid, NULL, 0);
+			s->workers[i].pid = 0;
+		}
+}
+
+void ss_server_finish(struct ss_server *s, const char *fail)
+{
+	ss_server_drain(s);
 	ss_dir_remove(s->dir);
 	/* Last: `rm` returns only once everything above is gone. The
 	 * connections stay open until our exit, which rm waits for. */
 	for (size_t i = 0; i < s->n_stoppers; i++)
-		ss_reply_send(s->stoppers[i], 0, 0, "%s", "");
+		ss_reply_send(s->stoppers[i], fail ? 125 : 0, 0, "%s", fail ? fail : "");
 	free(s);
 }

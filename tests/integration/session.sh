@@ -452,8 +452,6 @@ t_create_refuses_and_leaves_nothing() {
 	clr create --json-status "$T_TMP/s"; assert_eq 125 "$RC" "--json-status"
 	clr create --name 'a/b'; assert_eq 125 "$RC" "bad name"
 	clr create --idle-timeout 0; assert_eq 125 "$RC" "idle 0"
-	clr create --workspace "$T_TMP"; assert_eq 125 "$RC" "--workspace"
-	assert_contains "$ERR" "not supported by sessions"
 	clr create --runtime docker; assert_eq 125 "$RC" "--runtime docker"
 	assert_contains "$ERR" "native runtime only"
 	clr create --ro /nonexistent-src; assert_eq 125 "$RC" "setup failure"
@@ -463,6 +461,51 @@ t_create_refuses_and_leaves_nothing() {
 	clr create --name dup; assert_eq 125 "$RC" "duplicate name"; assert_contains "$ERR" "exists already"
 	"$CL" rm dup
 	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR")" "state left"
+}
+
+# --workspace: the session's execs share one overlay of DIR (each sees the
+# others' changes, the host DIR is never written), `cloister gc` leaves a
+# live session's state alone, and rm writes the diff bundle before it
+# returns (a capture failure is rm's error), leaving no state.
+t_workspace_diff_at_rm() {
+	local W=$T_TMP/ws WSR=()
+	# as in workspace.sh: root keeps host root, so the overlay is tested
+	is_root && WSR=(--host-root)
+	export CLOISTER_STATE_DIR=$T_TMP/state
+	mkdir -p "$W/sub"; echo base >"$W/a.txt"; echo keep >"$W/sub/k.txt"
+	# relative --diff-out: the caller's directory, not the supervisor's
+	mk "${WSR[@]}" --workspace "$W" --diff-out b.json
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo changed >"$W/a.txt"; echo new >"$W/n.txt"; rm "$W/sub/k.txt"' ||
+		fail "changing the workspace"
+	assert_eq "changed new" "$("$CL" exec "$SID" --env W="$W" -- sh -c 'echo $(cat "$W/a.txt" "$W/n.txt")')" 		"a later exec sees the changes"
+	assert_eq "base keep" "$(echo $(cat "$W/a.txt" "$W/sub/k.txt"))" "the host DIR while the session runs"
+	"$CL" gc >/dev/null 2>&1
+	assert_eq 1 "$(ls "$T_TMP/state/workspaces" | wc -l)" "the live session's workspace state after gc"
+	clr exec "$SID" -- true; assert_eq 0 "$RC" "exec after gc ($ERR)"
+	clr rm "$SID"; assert_eq 0 "$RC" "rm ($ERR)"
+	# rm returned: the bundle is there and the state is gone
+	assert_eq "a.txt:modify n.txt:add sub/k.txt:delete" 		"$(py '" ".join(sorted(p["path"]+":"+p["operation"] for p in j["patches"]))' <"$T_TMP/b.json")" "the bundle"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after rm"
+	assert_eq "base keep" "$(echo $(cat "$W/a.txt" "$W/sub/k.txt"))" "the host DIR after rm"
+	clr diff apply "$T_TMP/b.json" "$W"; assert_eq 0 "$RC" "applying the bundle ($ERR)"
+	assert_eq "changed new" "$(echo $(cat "$W/a.txt" "$W/n.txt"))" "applied"
+	# a capture that fails (a symlink made in the workspace) is rm's error
+	mk "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/c.json"
+	"$CL" exec "$SID" --env W="$W" -- ln -s a.txt "$W/link" || fail "making a link"
+	clr rm "$SID"; assert_eq 125 "$RC" "rm after a failed capture"
+	assert_contains "$ERR" "capturing the diff"
+	[ ! -e "$T_TMP/c.json" ] || fail "a bundle written for a failed capture"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after a failed capture"
+	not_listed "$SID" || fail "the session is still listed"
+	# without --diff-out: changes dropped; a failed create leaves nothing
+	mk "${WSR[@]}" --workspace "$W"
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo x >"$W/x"' || fail "writing"
+	clr rm "$SID"; assert_eq 0 "$RC" "rm without --diff-out ($ERR)"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state without --diff-out"
+	clr create "${WSR[@]}" --workspace "$W" --ro /nonexistent-src; assert_eq 125 "$RC" "a create that fails"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after a failed create"
+	clr create --workspace "$W" --diff-out -; assert_eq 125 "$RC" "--diff-out - for a session"
+	[ ! -e "$W/x" ] || fail "the host DIR was written"
 }
 
 # The runtime directory and the socket are the user's alone; a directory
