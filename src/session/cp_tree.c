@@ -32,15 +32,22 @@ static int reply_error(const struct ss_reply *rep, cl_error *err)
 }
 
 /* ===== sender: a child of ours writes the stream, we wait for the reply ===== */
-static pid_t start_sender(int dirfd, int pipe_w, const char *shown)
+static pid_t start_sender(int dirfd, const int pipe[2], const char *shown)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
 		cl_error err = {0};
+		int pipe_w = pipe[1];
+		/* Not the read end: with it open here the write below could
+		 * never see the session stop reading (it would block). */
+		close(pipe[0]);
 		/* A session that stops reading is an error reply, not a kill. */
 		signal(SIGPIPE, SIG_IGN);
 		if (ss_tree_send(dirfd, pipe_w, shown, &err) < 0) {
+			/* The session stopped reading: its reply says why. */
+			if (err.errnum == EPIPE)
+				_exit(2);
 			cl_error_print(&err);
 			_exit(1);
 		}
@@ -72,7 +79,7 @@ int ss_cp_tree_in(const char *src, const char *key, const char *path, bool mkdir
 	sock = ss_connect(key, NULL, err);
 	if (sock < 0)
 		goto out;
-	if (pipe2(p, O_CLOEXEC) < 0 || (pid = start_sender(dfd, p[1], src)) < 0) {
+	if (pipe2(p, O_CLOEXEC) < 0 || (pid = start_sender(dfd, p, src)) < 0) {
 		cl_fail_errno(err, "starting the copy");
 		goto out;
 	}
@@ -87,7 +94,7 @@ int ss_cp_tree_in(const char *src, const char *key, const char *path, bool mkdir
 	if (rc == 0 && rep.code != 0)
 		rc = reply_error(&rep, err);
 	/* The sender said what went wrong (on stderr): that is the cause. */
-	if (rc < 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+	if (rc < 0 && WIFEXITED(st) && WEXITSTATUS(st) == 1)
 		err->msg[0] = '\0';
 out:
 	if (pid > 0) {
@@ -171,7 +178,11 @@ int ss_cp_tree_out(const char *key, const char *path, const char *dest, cl_error
 	p[0] = -1;
 	if (ss_reply_read(sock, &rep, err) < 0)
 		goto out;
-	if (rep.code != 0)
+	/* Whichever side failed first: a stream that ended early is the
+	 * session's failure (its reply says why), else ours. */
+	if (got < 0 && got != -EPIPE)
+		*err = rerr;
+	else if (rep.code != 0)
 		reply_error(&rep, err);
 	else if (got < 0)
 		*err = rerr;

@@ -274,6 +274,7 @@ static bool on_request(struct ss_server *s, struct conn *c)
 		return false;
 	epoll_ctl(s->live->epfd, EPOLL_CTL_DEL, fd, NULL);
 	c->used = false;
+	c->ev.fd = -1;
 	arm_requests(s);
 	if (n < 0 || ss_req_parse(s->buf, (size_t)n, fds, n_fds, &s->req, &err) < 0) {
 		if (n == 0)
@@ -378,8 +379,13 @@ static void event(void *ctx, struct ns_ev *ev, uint32_t events)
 		on_idle(s);
 	else if (ev == &s->req_ev)
 		on_request_deadline(s);
-	else if (ev >= &s->conns[0].ev && ev <= &s->conns[MAX_CONNS - 1].ev)
-		on_request(s, (struct conn *)ev);
+	else if (ev >= &s->conns[0].ev && ev <= &s->conns[MAX_CONNS - 1].ev) {
+		/* A connection the idle timer or the request deadline closed
+		 * earlier in this batch: its event is stale, and its old fd
+		 * number may belong to something else by now. */
+		if (((struct conn *)ev)->used)
+			on_request(s, (struct conn *)ev);
+	}
 	else
 		on_worker_exit(s, (struct worker *)ev);
 }

@@ -295,9 +295,12 @@ static int recv_dir(struct walk *w, int dfd, int depth, uint32_t *mode, cl_error
 		size_t len;
 		int rc = 0, fd;
 		uint32_t m;
-		if (get_rec(w, &r) < 0)
-			return cl_fail(err, errno == EPIPE ? 0 : errno, "the copy stream ended early "
-			               "(the sending side failed)");
+		/* -EPIPE tells the caller the sender stopped: its own error
+		 * says why, not ours. */
+		if (get_rec(w, &r) < 0) {
+			cl_fail(err, 0, "the copy stream ended early (the sending side failed)");
+			return -EPIPE;
+		}
 		if (r.type == (depth ? R_UP : R_END)) {
 			*mode = r.mode;
 			return 0;
@@ -339,11 +342,12 @@ int ss_tree_recv(int in, int dirfd, cl_error *err)
 {
 	static struct walk w;
 	uint32_t mode;
+	int rc;
 
 	memset(&w, 0, sizeof(w));
 	w.fd = in;
-	if (recv_dir(&w, dirfd, 0, &mode, err) < 0)
-		return -1;
+	if ((rc = recv_dir(&w, dirfd, 0, &mode, err)) < 0)
+		return rc;
 	if (fchmod(dirfd, safe_mode(mode)) < 0)
 		return cl_fail_errno(err, "setting the copy's mode");
 	return 0;

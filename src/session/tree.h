@@ -19,7 +19,9 @@
  * the entry (shown: how the top is named in messages). */
 int ss_tree_send(int dirfd, int out, const char *shown, cl_error *err);
 /* Receives a stream from in below dirfd, a new empty directory of ours,
- * which takes the top's mode. 0 or -1 with err. */
+ * which takes the top's mode. 0, -EPIPE when the stream ended early (the
+ * sender failed: its error is the one to show), or another negative code
+ * with err. */
 int ss_tree_recv(int in, int dirfd, cl_error *err);
 /* A new directory beside name in parent (".cloister-cp.XXXXXX", 0700):
  * its name goes into tmp. The fd, or -1 with err. */

@@ -407,6 +407,8 @@ _Noreturn static void do_get_tree(struct job *j)
 
 	if (fd < 0)
 		child_fail(j, 125, errno, "reading %s", r->path);
+	/* A client that stopped reading is an error reply, not a kill. */
+	signal(SIGPIPE, SIG_IGN);
 	if (ss_tree_send(fd, 1, r->path, &err) < 0)
 		child_fail(j, 125, err.errnum, "copying %s", err.msg);
 	_exit(0);

@@ -261,6 +261,11 @@ t_cp_r_in_and_out() {
 	clr cp -r "$SID:/tmp/missing" "$T_TMP/n"; assert_eq 125 "$RC" "missing source"
 	clr cp -r "$T_TMP/src" "$SID:/tmp/src/h"; assert_eq 125 "$RC" "over a file inside"
 	assert_contains "$ERR" "not a directory"
+	# the session fails before reading (more than a pipe's worth is
+	# coming): its reason is shown, not our sender's broken pipe
+	clr cp -r "$T_TMP/src" "$SID:/nonexistent/x"; assert_eq 125 "$RC" "into a missing directory"
+	assert_contains "$ERR" "/nonexistent/x"
+	assert_not_contains "$ERR" "Broken pipe"
 	[ ! -e "$T_TMP/n" ] || fail "a failed copy left $T_TMP/n"
 	no_temp_left "$T_TMP"
 	"$CL" rm "$SID"
