@@ -654,7 +654,9 @@ t_exec_tty_round_trip() {
 	on_tty --expect READY --send 'hello world\r' -- "$CL" exec "$SID" -- sh -c '
 		echo READY; read x; echo "got <$x>"
 		[ "$(stat -Lc %d /proc/self/fd/0)" = "$(stat -c %d /dev/pts/ptmx)" ] && echo own-devpts
+		echo "fds <$(cd /proc/self/fd && echo *)>"
 		tty; exit 5'
+	assert_contains "$OUT" "fds <0 1 2 3>" "the command holds its stdio only (no master, no socket)"
 	assert_eq 5 "$RC" "exit code through the pty ($OUT)"
 	assert_contains "$OUT" "got <hello world>" "the line typed in"
 	assert_contains "$OUT" "own-devpts" "the pty is the session's"
