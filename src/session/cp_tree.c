@@ -180,12 +180,10 @@ int ss_cp_tree_out(const char *key, const char *path, const char *dest, cl_error
 		goto out;
 	/* Whichever side failed first: a stream that ended early is the
 	 * session's failure (its reply says why), else ours. */
-	if (got < 0 && got != -EPIPE)
+	if (got < 0 && (got != -EPIPE || rep.code == 0))
 		*err = rerr;
 	else if (rep.code != 0)
 		reply_error(&rep, err);
-	else if (got < 0)
-		*err = rerr;
 	else
 		rc = ss_tree_commit(parent, tmp, name, dest, err);
 out:

@@ -411,10 +411,10 @@ t_idle_timeout_ignores_silent_connections() {
 # session serves on. The deadline is shortened for the test (the hidden
 # CLOISTER_SESSION_REQUEST_TIMEOUT_MS; 30 s otherwise).
 t_silent_connection_is_dropped() {
-	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=2000 mk
+	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=5000 mk
 	python3 "$PEER" hold "$RUNDIR/$SID/sock" "$T_TMP/note" >"$T_TMP/held"
 	assert_eq connected "$(cat "$T_TMP/note")" "the peer connected"
-	assert_contains "$(cat "$T_TMP/held")" "reply 125 cloister: no request within 2000 ms" "the server's answer"
+	assert_contains "$(cat "$T_TMP/held")" "reply 125 cloister: no request within 5000 ms" "the server's answer"
 	clr exec "$SID" -- echo alive; assert_eq "0 alive" "$RC $OUT" "the session after dropping it"
 	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=0 clr create; assert_eq 125 "$RC" "a bad request deadline"
 	assert_contains "$ERR" "CLOISTER_SESSION_REQUEST_TIMEOUT_MS"
