@@ -28,6 +28,20 @@ int cg_clone_fd(const struct cg_handle *h);
 int cg_attach(struct cg_handle *h, pid_t pid, cl_error *err);
 /* After the sandbox's init exited: OOM, peak memory, cpu time. */
 int cg_collect(struct cg_handle *h, struct cg_stats *st);
+/* A command's window on a cgroup it shares with others (a session's), in
+ * cgroups/window.c: begin before it starts, end after it exited. OOM kills
+ * are counted over the window (in the whole cgroup); the peak is the
+ * window's on cgroup v2 with a per-reader reset (Linux 6.12+; windowed
+ * set), else the cgroup's since it was made. h may be NULL (no cgroup:
+ * nothing known). */
+struct cg_window {
+	int64_t oom_before;   /* -1 = unknown */
+	int peak_fd;          /* v2: our own memory.peak, reset at begin, or -1 */
+	bool windowed;
+};
+void cg_window_begin(struct cg_handle *h, struct cg_window *w);
+/* Sets st's oom_killed and memory_peak (-1 unknown); closes what begin opened. */
+void cg_window_end(struct cg_handle *h, struct cg_window *w, struct cg_stats *st);
 /* Kills whatever is left inside, removes the cgroup, frees h. NULL is fine. */
 void cg_destroy(struct cg_handle *h);
 /* `cloister gc [--cgroup-parent PATH]`: removes cgroups of dead runs. */

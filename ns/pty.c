@@ -67,12 +67,18 @@ static int reopen(int fd, int flags)
 
 int ns_pty_open(const struct cl_policy *p, int epfd, struct ns_pty **out, cl_error *err)
 {
+	*out = NULL;
+	if (!p->pty)
+		return 0;
+	return ns_pty_for_stdio(epfd, out, err);
+}
+
+int ns_pty_for_stdio(int epfd, struct ns_pty **out, cl_error *err)
+{
 	struct ns_pty *t;
 	unsigned mask = 0;
 
 	*out = NULL;
-	if (!p->pty)
-		return 0;
 	for (int fd = 0; fd <= 2; fd++)
 		if (isatty(fd))
 			mask |= 1u << fd;
@@ -302,14 +308,10 @@ static int open_master(cl_error *err)
 	return fd;
 }
 
-int ns_pty_child_setup(int sync_fd, unsigned mask, const struct winsize *ws, cl_error *err)
+int ns_pty_peer(int master, const struct winsize *ws, cl_error *err)
 {
-	cl_autoclose int master = open_master(err);
-	cl_autoclose int slave = -1;
-	int unlock = 0, first = -1;
+	int unlock = 0, slave;
 
-	if (master < 0)
-		return master;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0)
 		return cl_fail_errno(err, "unlocking the command's terminal");
 	/* The peer by fd, not by /dev/pts/N path: no lookup to race. */
@@ -317,8 +319,25 @@ int ns_pty_child_setup(int sync_fd, unsigned mask, const struct winsize *ws, cl_
 	if (slave < 0)
 		return cl_fail_errno(err, "opening the command's terminal");
 	/* Sized before the command can ask. */
-	if ((ws->ws_row || ws->ws_col) && ioctl(master, TIOCSWINSZ, ws) < 0)
-		return cl_fail_errno(err, "sizing the command's terminal");
+	if ((ws->ws_row || ws->ws_col) && ioctl(master, TIOCSWINSZ, ws) < 0) {
+		int e = errno;
+		close(slave);
+		return cl_fail(err, e, "sizing the command's terminal");
+	}
+	return slave;
+}
+
+int ns_pty_child_setup(int sync_fd, unsigned mask, const struct winsize *ws, cl_error *err)
+{
+	cl_autoclose int master = open_master(err);
+	cl_autoclose int slave = -1;
+	int first = -1;
+
+	if (master < 0)
+		return master;
+	slave = ns_pty_peer(master, ws, err);
+	if (slave < 0)
+		return slave;
 	if (ns_msg_send_fd(sync_fd, NS_MSG_PTY, 0, 0, 0, master) < 0)
 		return cl_fail(err, EPIPE, "handing the terminal to the supervisor");
 	/* init's stdio too: nothing in the sandbox keeps the caller's terminal. */

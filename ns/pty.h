@@ -19,6 +19,9 @@ struct ns_pty;
 /* Before clone: *out stays NULL (and nothing is touched) unless p->pty is
  * set and one of fds 0..2 is a terminal. */
 int ns_pty_open(const struct cl_policy *p, int epfd, struct ns_pty **out, cl_error *err);
+/* The same without a policy (`cloister exec`, whose pty comes from the
+ * host's devpts): *out stays NULL unless one of fds 0..2 is a terminal. */
+int ns_pty_for_stdio(int epfd, struct ns_pty **out, cl_error *err);
 /* What the child needs: which of fds 0..2 to replace by the slave (bit n
  * for fd n) and the caller's window size for the new pty. */
 unsigned ns_pty_stdio_mask(const struct ns_pty *t);
@@ -33,6 +36,13 @@ void ns_pty_winch(struct ns_pty *t);
 void ns_pty_drain(struct ns_pty *t);
 /* Restores the caller's terminal and closes everything; t may be NULL. */
 void ns_pty_close(struct ns_pty *t);
+
+/* ---- either side ---- */
+
+/* The slave of the pty whose master was just opened (from a ptmx):
+ * unlocked, opened by fd (TIOCGPTPEER, no path lookup), sized to ws unless
+ * it is all zero. Returns the slave (close-on-exec) or -errno with err. */
+int ns_pty_peer(int master, const struct winsize *ws, cl_error *err);
 
 /* ---- child (inside, after the mounts) ---- */
 

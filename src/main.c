@@ -47,7 +47,7 @@ static void usage(FILE *f)
 	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
 	      "  create [RUN-OPTIONS] [--name N] [--idle-timeout S]  a persistent sandbox (prints its id)\n"
 	      "  exec ID [--env K=V] [-w DIR] [--timeout S] -- CMD   run CMD in it, same isolation\n"
-	      "  cp SRC DEST                           copy a file in or out (ID:/path, - for stdio)\n"
+	      "  cp [-r] SRC DEST                      copy a file or (-r) a tree in or out (ID:/path, - for stdio)\n"
 	      "  ls [--json] | rm ID...                list or remove sessions (docs/sessions.md)\n"
 	      "  gc [--cgroup-parent PATH]             remove cgroups, workspaces, sessions and containers left by dead runs\n"
 	      "  version                               print the version\n"

@@ -1,6 +1,7 @@
 /* `cloister exec` and `cloister cp`: one request each to a session. exec
- * hands over our stdin/stdout/stderr themselves (no relay) and exits with
- * the command's code; cp streams one regular file in or out. */
+ * hands over our stdin/stdout/stderr themselves (no relay; those that are
+ * a terminal become a pty of the command's own, relayed: exec_tty.c) and
+ * exits with the command's code; cp streams one regular file in or out. */
 #define _GNU_SOURCE
 #include "src/session/cli.h"
 
@@ -17,6 +18,8 @@
 
 #include "src/parse.h"
 #include "src/session/client.h"
+#include "src/session/cp_tree.h"
+#include "src/session/exec_tty.h"
 #include "src/status.h"
 
 #define EXIT_SETUP 125
@@ -30,7 +33,13 @@ static int fail_msg(const cl_error *err)
 static void exec_usage(FILE *f)
 {
 	fputs("usage: cloister exec ID|NAME [--env K=V]... [-w DIR] [--timeout SECONDS]\n"
-	      "                     [--json-status FILE] [--] COMMAND [ARG...]\n", f);
+	      "                     [--json-status FILE] [--] COMMAND [ARG...]\n"
+	      "  stdio is passed as it is; what is a terminal becomes a pty of the session's own.\n", f);
+}
+
+static int null_fd(void)
+{
+	return open("/dev/null", O_RDWR | O_CLOEXEC);
 }
 
 /* A closed stdio fd cannot be passed: /dev/null stands in for it. */
@@ -38,7 +47,7 @@ static int stdio_fd(int n)
 {
 	if (fcntl(n, F_GETFD) >= 0)
 		return n;
-	return open("/dev/null", n == 0 ? O_RDONLY | O_CLOEXEC : O_WRONLY | O_CLOEXEC);
+	return null_fd();
 }
 
 static double now_ms(void)
@@ -58,6 +67,8 @@ static void write_status(const char *path, const struct ss_reply *rep, double wa
 	st.exit_code = rep->code;
 	st.signal = (int)(rep->flags >> 8);
 	st.timed_out = rep->flags & SS_RF_TIMED_OUT;
+	st.oom_killed = rep->flags & SS_RF_OOM;
+	st.memory_peak = rep->memory_peak;
 	st.wall_ms = wall;
 	st.runtime = "native";
 	if (cl_status_write(&st, path, -1, &err) < 0)
@@ -93,12 +104,13 @@ int ss_cli_exec_main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	struct ss_buf b = {0};
-	struct ss_reply rep;
+	struct ss_reply rep = {.code = EXIT_SETUP};
 	const char *status_path = NULL, *key;
 	cl_error err = {0};
 	uint64_t ms;
 	char num[32];
-	int c, sock, fds[3];
+	struct ss_tty *tty = NULL;
+	int c, sock, rc, fds[3];
 	double t0 = now_ms();
 
 	ss_buf_add(&b, 0, "exec");
@@ -146,13 +158,33 @@ int ss_cli_exec_main(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++)
 		ss_buf_add(&b, 'A', argv[i]);
-	for (int i = 0; i < 3; i++)
-		fds[i] = stdio_fd(i);
 	sock = ss_connect(key, NULL, &err);
-	if (sock < 0 || ss_call(sock, &b, fds, 3, &rep, &err) < 0)
+	/* After the connect: a session that is not there leaves the caller's
+	 * terminal untouched. */
+	if (sock < 0)
 		return fail_msg(&err);
+	if (ss_tty_open(&tty, &err) < 0) {
+		close(sock);
+		return fail_msg(&err);
+	}
+	/* A terminal of ours never enters the session: /dev/null stands in,
+	 * and the command gets a pty of the session's own there instead. */
+	for (int i = 0; i < 3; i++)
+		fds[i] = tty && (ss_tty_mask(tty) & (1u << i)) ? null_fd() : stdio_fd(i);
+	if (tty)
+		ss_tty_request(tty, &b);
+	rc = ss_request(sock, &b, fds, 3, &err);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] > 2)
+			close(fds[i]);
+	if (rc == 0)
+		rc = tty ? ss_tty_relay(tty, sock, &rep, &err) : ss_reply_read(sock, &rep, &err);
+	/* The terminal is back before anything below prints. */
+	ss_tty_close(tty);
 	ss_buf_free(&b);
 	close(sock);
+	if (rc < 0)
+		return fail_msg(&err);
 	if (rep.msg[0])
 		fprintf(stderr, "%s\n", rep.msg);
 	if (status_path)
@@ -202,8 +234,11 @@ static int cp_in(const char *src, const char *key, const char *path, bool mkdirs
 
 	if (fd < 0)
 		return cl_fail_errno(err, "opening %s", src);
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
-		return cl_fail(err, 0, "%s: copying directories is not supported (one file at a time)", src);
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		if (fd != 0)
+			close(fd);
+		return cl_fail(err, 0, "%s is a directory (cloister cp -r copies directories)", src);
+	}
 	snprintf(mode, sizeof(mode), "%o", fd == 0 && !S_ISREG(st.st_mode) ? 0644u
 	         : (unsigned)(st.st_mode & 0777));
 	ss_buf_add(&b, 0, "put");
@@ -274,20 +309,26 @@ int ss_cli_cp_main(int argc, char **argv)
 	const char *spath = NULL, *dpath = NULL;
 	char *skey, *dkey;
 	cl_error err = {0};
-	bool mkdirs = argc > 1 && strcmp(argv[1], "--mkdir") == 0;
+	bool mkdirs = false, tree = false;
+	int rc;
 
-	if (mkdirs) {
+	while (argc > 1 && (!strcmp(argv[1], "--mkdir") || !strcmp(argv[1], "-r"))) {
+		if (argv[1][1] == 'r')
+			tree = true;
+		else
+			mkdirs = true;
 		argc--;
 		argv++;
 	}
 
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: cloister cp [--mkdir] SRC DEST   (one side ID:/path, - for stdin/stdout;\n"
+		puts("usage: cloister cp [-r] [--mkdir] SRC DEST   (one side ID:/path, - for stdin/stdout;\n"
+		     "       -r: SRC is a directory, copied with everything in it (links as links);\n"
 		     "       --mkdir: create missing directories of ID:/path)");
 		return 0;
 	}
 	if (argc != 3) {
-		fputs("cloister: usage: cloister cp [--mkdir] SRC DEST (one side ID:/path, - for stdin/stdout)\n",
+		fputs("cloister: usage: cloister cp [-r] [--mkdir] SRC DEST (one side ID:/path, - for stdin/stdout)\n",
 		      stderr);
 		return EXIT_SETUP;
 	}
@@ -305,7 +346,16 @@ int ss_cli_cp_main(int argc, char **argv)
 		fputs("cloister: cp: --mkdir is for copies into a session\n", stderr);
 		return EXIT_SETUP;
 	}
-	if ((dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err)) < 0)
-		return fail_msg(&err);
+	if (tree && (!strcmp(argv[1], "-") || !strcmp(argv[2], "-"))) {
+		fputs("cloister: cp: -r copies directories, not stdin or stdout\n", stderr);
+		return EXIT_SETUP;
+	}
+	if (tree)
+		rc = dkey ? ss_cp_tree_in(argv[1], dkey, dpath, mkdirs, &err)
+		          : ss_cp_tree_out(skey, spath, argv[2], &err);
+	else
+		rc = dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err);
+	if (rc < 0)
+		return err.msg[0] ? fail_msg(&err) : EXIT_SETUP;
 	return 0;
 }

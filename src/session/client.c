@@ -36,10 +36,8 @@ int ss_connect(const char *key, struct ss_info *in, cl_error *err)
 	return fd;
 }
 
-int ss_call(int sock, const struct ss_buf *b, const int *fds, size_t n_fds,
-            struct ss_reply *rep, cl_error *err)
+int ss_request(int sock, const struct ss_buf *b, const int *fds, size_t n_fds, cl_error *err)
 {
-	ssize_t n;
 	int rc;
 
 	if (b->oom)
@@ -50,6 +48,13 @@ int ss_call(int sock, const struct ss_buf *b, const int *fds, size_t n_fds,
 	rc = ss_send(sock, b->data, b->len, fds, n_fds);
 	if (rc < 0)
 		return cl_fail(err, -rc, "sending the request to the session");
+	return 0;
+}
+
+int ss_reply_read(int sock, struct ss_reply *rep, cl_error *err)
+{
+	ssize_t n;
+
 	do
 		n = recv(sock, rep, sizeof(*rep), 0);
 	while (n < 0 && errno == EINTR);
@@ -62,4 +67,12 @@ int ss_call(int sock, const struct ss_buf *b, const int *fds, size_t n_fds,
 		return cl_fail(err, 0, "malformed reply from the session");
 	rep->msg[sizeof(rep->msg) - 1] = '\0';
 	return 0;
+}
+
+int ss_call(int sock, const struct ss_buf *b, const int *fds, size_t n_fds,
+            struct ss_reply *rep, cl_error *err)
+{
+	if (ss_request(sock, b, fds, n_fds, err) < 0)
+		return -1;
+	return ss_reply_read(sock, rep, err);
 }

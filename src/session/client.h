@@ -8,6 +8,10 @@
 
 /* Connects to the session named key; fills in (may be NULL). fd or -1 with err. */
 int ss_connect(const char *key, struct ss_info *in, cl_error *err);
+/* The two halves of ss_call: sending the request in b with fds (0, or
+ * -1 with err), and waiting for its reply (blocking). */
+int ss_request(int sock, const struct ss_buf *b, const int *fds, size_t n_fds, cl_error *err);
+int ss_reply_read(int sock, struct ss_reply *rep, cl_error *err);
 /* Sends the request in b with fds and waits for the reply. 0, or -1 with
  * err (the session ended or answered garbage). */
 int ss_call(int sock, const struct ss_buf *b, const int *fds, size_t n_fds,

@@ -5,6 +5,7 @@
 #include "src/session/cli.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -21,6 +22,9 @@
 #include "src/policy_json.h"
 #include "src/session/rundir.h"
 #include "src/session/server.h"
+#include "src/workspace/capture.h"
+#include "src/workspace/output.h"
+#include "src/workspace/state.h"
 
 #define EXIT_SETUP 125
 /* The command cl_cli_run_parse must see; init never runs it. */
@@ -29,13 +33,16 @@
 struct create_opts {
 	const char *name;
 	uint64_t idle_s;
+	uint64_t request_ms;
 };
 
 static void usage(FILE *f)
 {
 	fputs("usage: cloister create [RUN-OPTIONS] [--name NAME] [--idle-timeout SECONDS]\n"
 	      "  RUN-OPTIONS as for `cloister run` (no command, no --json-status, no --output-limit);\n"
-	      "  --timeout limits the session's whole life. Prints the session id.\n", f);
+	      "  --timeout limits the session's whole life; --workspace DIR --diff-out FILE writes\n"
+	      "  the diff bundle when the session ends (before `cloister rm` returns).\n"
+	      "  Prints the session id.\n", f);
 }
 
 /* Takes --name and --idle-timeout out of argv (into o); the rest, plus the
@@ -73,6 +80,19 @@ static int split_args(int argc, char **argv, struct create_opts *o, char ***out,
 	return n;
 }
 
+static int absolute(char **path, cl_error *err)
+{
+	char cwd[4096], *abs;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cl_fail_errno(err, "--diff-out %s: finding the current directory", *path);
+	if (asprintf(&abs, "%s/%s", cwd, *path) < 0)
+		return cl_fail(err, ENOMEM, "--diff-out");
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
 /* What a session cannot honour is refused, never ignored. */
 static int session_policy(struct cl_policy *p, cl_error *err)
 {
@@ -84,9 +104,13 @@ static int session_policy(struct cl_policy *p, cl_error *err)
 	if (p->output_limit)
 		return cl_fail(err, 0, "--output-limit is not supported by sessions (exec passes stdio "
 		               "through without copying it)");
-	if (p->workspace)
-		return cl_fail(err, 0, "--workspace is not supported by sessions yet (use it with "
-		               "`cloister run`, or bind the directory with --rw)");
+	if (p->diff_out && strcmp(p->diff_out, "-") == 0)
+		return cl_fail(err, 0, "--diff-out -: a session has no standard output to write the "
+		               "bundle to at `cloister rm`; name a file");
+	/* The supervisor works from "/": a relative bundle path is the
+	 * caller's, so it is made absolute here. */
+	if (p->diff_out && p->diff_out[0] != '/' && absolute(&p->diff_out, err) < 0)
+		return -1;
 	if (p->runtime == CL_RT_DOCKER || p->runtime == CL_RT_CODEPLANE)
 		return cl_fail(err, 0, "sessions run on the native runtime only (--runtime %s)",
 		               p->runtime == CL_RT_DOCKER ? "docker" : "codeplane");
@@ -108,14 +132,36 @@ static int name_taken(const char *name)
 }
 
 /* ===== supervisor: detached, its own session, stdio on /dev/null ===== */
+/* Once nothing of the session runs (its pid namespace is gone, workers
+ * waited for): the workspace's changes into the bundle. The error, for
+ * `rm`, or NULL. */
+static const char *capture(const struct cl_policy *p, struct ws_run *w, char *msg, size_t size)
+{
+	json_t *bundle = NULL;
+	enum ws_fail why;
+	cl_error err = {0};
+	int rc = ws_capture(w->lower_fd, w->upper_fd, w->copy, NULL, w->seq, &bundle, &why, &err);
+
+	if (rc == 0)
+		rc = ws_bundle_write(bundle, p->diff_out, &err);
+	json_decref(bundle);
+	if (rc == 0)
+		return NULL;
+	cl_wrap(&err, "--workspace %s: capturing the diff", w->dir);
+	snprintf(msg, size, "cloister: ");
+	cl_error_format(&err, msg + strlen(msg), size - strlen(msg));
+	return msg;
+}
+
 _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss_info *info,
-                                 int notify)
+                                 uint64_t request_ms, struct ws_run *w, int notify)
 {
 	struct ss_server *srv;
 	struct cl_status st;
 	cl_error err = {0};
-	char msg[CL_ERROR_MSG_MAX + 2];
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	char msg[CL_ERROR_MSG_MAX + 2], cmsg[CL_ERROR_MSG_MAX + 16];
+	const char *fail = NULL;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC), rc;
 
 	setsid();
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
@@ -125,9 +171,10 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 	signal(SIGPIPE, SIG_IGN);
 	info->pid = getpid();
 	info->start = ss_proc_start(info->pid);
-	srv = ss_server_new(dir, info, notify);
-	if (!srv || ss_info_write(dir, info, &err) < 0 ||
-	    (cl_status_init(&st), ns_launch_session(p, ss_server_ops(srv), &st, &err)) < 0) {
+	srv = ss_server_new(dir, info, notify, request_ms);
+	rc = !srv || ss_info_write(dir, info, &err) < 0 ? -1
+	     : (cl_status_init(&st), ns_launch_session(p, ss_server_ops(srv), &st, &err));
+	if (rc < 0) {
 		if (!err.msg[0])
 			snprintf(err.msg, sizeof(err.msg), "out of memory");
 		snprintf(msg, sizeof(msg), "E%s", err.msg);
@@ -135,8 +182,16 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 			/* create is gone */
 		}
 	}
+	/* The bundle before rm is answered: rm returns once it is written
+	 * (or says why it is not), and the workspace state is gone. */
 	if (srv)
-		ss_server_finish(srv);
+		ss_server_drain(srv);
+	if (w && rc == 0 && p->diff_out)
+		fail = capture(p, w, cmsg, sizeof(cmsg));
+	if (w)
+		ws_run_cleanup(w);
+	if (srv)
+		ss_server_finish(srv, fail);
 	else
 		ss_dir_remove(dir);
 	_exit(0);
@@ -176,7 +231,8 @@ static int start(struct cl_policy *p, const struct create_opts *o)
 	struct ss_info info = {.created = (int64_t)time(NULL), .idle_s = o->idle_s};
 	char root[256], dir[512];
 	cl_error err = {0};
-	int pipefd[2];
+	struct ws_run w;
+	int pipefd[2], rc;
 	pid_t pid;
 
 	if (ss_rundir(root, sizeof(root), true, &err) < 0 || ss_new_id(info.id, &err) < 0) {
@@ -190,21 +246,48 @@ static int start(struct cl_policy *p, const struct create_opts *o)
 	}
 	snprintf(info.name, sizeof(info.name), "%s", o->name ? o->name : "");
 	snprintf(dir, sizeof(dir), "%s/%s", root, info.id);
+	/* Here, in the caller's directory (DIR may be relative): the overlay's
+	 * state, and its mount added to p. The supervisor inherits it, and
+	 * with its fds the lock that marks it in use for `cloister gc`. */
+	if (p->workspace && ws_run_prepare(p, &w, &err) < 0) {
+		cl_error_print(&err);
+		return EXIT_SETUP;
+	}
 	if (mkdir(dir, 0700) < 0) {
 		fprintf(stderr, "cloister: creating %s: %s\n", dir, strerror(errno));
+		if (p->workspace)
+			ws_run_cleanup(&w);
 		return EXIT_SETUP;
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		fprintf(stderr, "cloister: starting the session supervisor: %s\n", strerror(errno));
 		rmdir(dir);
+		if (p->workspace)
+			ws_run_cleanup(&w);
 		return EXIT_SETUP;
 	}
 	if (pid == 0) {
 		close(pipefd[0]);
-		supervisor(p, dir, &info, pipefd[1]);
+		supervisor(p, dir, &info, o->request_ms, p->workspace ? &w : NULL, pipefd[1]);
 	}
 	close(pipefd[1]);
-	return wait_ready(pipefd[0], dir);
+	rc = wait_ready(pipefd[0], dir);
+	/* A session that never came up has no supervisor left to clean. */
+	if (rc != 0 && p->workspace)
+		ws_run_cleanup(&w);
+	return rc;
+}
+
+/* The request deadline: SS_REQUEST_MS, or (tests only, not a user
+ * setting) SS_REQUEST_ENV in milliseconds; a bad value is refused. */
+static int request_deadline(struct create_opts *o, cl_error *err)
+{
+	const char *v = getenv(SS_REQUEST_ENV);
+
+	o->request_ms = SS_REQUEST_MS;
+	if (v && cl_parse_u64(v, 1, 86400ULL * 1000, &o->request_ms) < 0)
+		return cl_fail(err, 0, "%s='%s': expected milliseconds > 0", SS_REQUEST_ENV, v);
+	return 0;
 }
 
 int ss_cli_create_main(int argc, char **argv)
@@ -221,7 +304,7 @@ int ss_cli_create_main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-	n = split_args(argc, argv, &o, &v, &err);
+	n = request_deadline(&o, &err) < 0 ? -1 : split_args(argc, argv, &o, &v, &err);
 	rc = n < 0 ? n : cl_cli_run_parse(n, v, &p, &ro, &err);
 	if (n >= 0 && rc == 0)
 		rc = session_policy(&p, &err);

@@ -128,15 +128,34 @@ ssize_t ss_recv(int sock, char *buf, size_t cap, int *fds, size_t *n_fds)
 	return n;
 }
 
+static void reply_v(int sock, int code, unsigned flags, int64_t peak, const char *fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+static void reply_v(int sock, int code, unsigned flags, int64_t peak, const char *fmt, va_list ap)
+{
+	struct ss_reply r = {.magic = SS_REPLY_MAGIC, .code = code, .flags = flags,
+	                     .memory_peak = peak};
+
+	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+	ss_send(sock, &r, sizeof(r), NULL, 0);
+}
+
 void ss_reply_send(int sock, int code, unsigned flags, const char *fmt, ...)
 {
-	struct ss_reply r = {.magic = SS_REPLY_MAGIC, .code = code, .flags = flags};
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
+	reply_v(sock, code, flags, -1, fmt, ap);
 	va_end(ap);
-	ss_send(sock, &r, sizeof(r), NULL, 0);
+}
+
+void ss_reply_send_peak(int sock, int code, unsigned flags, int64_t peak, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	reply_v(sock, code, flags, peak, fmt, ap);
+	va_end(ap);
 }
 
 static int op_of(const char *s, enum ss_op *op)
@@ -161,6 +180,24 @@ static size_t fds_wanted(enum ss_op op)
 	return op == SS_OP_EXEC ? 3 : op == SS_OP_PUT || op == SS_OP_GET ? 1 : 0;
 }
 
+/* "ROWSxCOLS", each 0..65535 in plain decimal. */
+static int parse_size(const char *v, unsigned short *rows, unsigned short *cols)
+{
+	char num[8];
+	size_t n = strcspn(v, "x");
+	uint64_t r, c;
+
+	if (v[n] != 'x' || n == 0 || n >= sizeof(num))
+		return -1;
+	memcpy(num, v, n);
+	num[n] = '\0';
+	if (cl_parse_u64(num, 0, 65535, &r) < 0 || cl_parse_u64(v + n + 1, 0, 65535, &c) < 0)
+		return -1;
+	*rows = (unsigned short)r;
+	*cols = (unsigned short)c;
+	return 0;
+}
+
 static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 {
 	uint64_t n;
@@ -175,6 +212,15 @@ static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 		if (r->op != SS_OP_EXEC || v[0] != '/')
 			return cl_fail(err, 0, "bad working directory in request (absolute path expected)");
 		r->workdir = v;
+		return 0;
+	case 'C':   /* which stdio fds get a pty: one digit, bit n for fd n */
+		if (r->op != SS_OP_EXEC || strlen(v) != 1 || v[0] < '1' || v[0] > '7')
+			return cl_fail(err, 0, "bad terminal mask in request");
+		r->pty_mask = (unsigned)(v[0] - '0');
+		return 0;
+	case 'Z':   /* ROWSxCOLS */
+		if (r->op != SS_OP_EXEC || parse_size(v, &r->rows, &r->cols) < 0)
+			return cl_fail(err, 0, "bad window size in request");
 		return 0;
 	case 'E':
 		if (r->op != SS_OP_EXEC || r->n_env >= SS_MAX_ITEMS || !strchr(v, '=') || v[0] == '=')
@@ -200,6 +246,11 @@ static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 		if (r->op != SS_OP_PUT || strcmp(v, "1") != 0)
 			return cl_fail(err, 0, "bad mkdir flag in request");
 		r->mkdirs = true;
+		return 0;
+	case 'R':
+		if ((r->op != SS_OP_PUT && r->op != SS_OP_GET) || strcmp(v, "1") != 0)
+			return cl_fail(err, 0, "bad tree flag in request");
+		r->tree = true;
 		return 0;
 	case 'M':   /* octal, at most 4 digits */
 		if (r->op != SS_OP_PUT || !v[0] || strlen(v) > 4 || strspn(v, "01234567") != strlen(v))

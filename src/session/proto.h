@@ -23,10 +23,13 @@ struct ss_req {
 	enum ss_op op;
 	uint64_t timeout_ms;      /* exec: 0 = none */
 	const char *workdir;      /* exec: NULL = the session's */
+	unsigned pty_mask;        /* exec: bit n: fd n becomes a pty of the session's own */
+	unsigned short rows, cols;  /* exec: that pty's window size (0 0: unset) */
 	const char *path;         /* put/get: absolute path inside */
 	const char *name;         /* put: file name used when path is a directory */
 	unsigned mode;            /* put: permission bits of a new file */
 	bool mkdirs;              /* put: create missing parent directories (0755) */
+	bool tree;                /* put/get: a directory tree, as a src/session/tree.h stream */
 	const char *env[SS_MAX_ITEMS + 1];
 	size_t n_env;
 	const char *argv[SS_MAX_ITEMS + 1];
@@ -42,9 +45,16 @@ struct ss_reply {
 	int32_t code;
 	uint32_t flags;
 	char msg[480];
+	uint32_t pad;
+	int64_t memory_peak;      /* exec: bytes (cg_window_end), -1 unknown */
 };
 #define SS_REPLY_MAGIC 0x436c5331u   /* "ClS1" */
 #define SS_RF_TIMED_OUT 1u
+/* Not the reply but a message before it: the master of the command's pty
+ * (one fd), for an exec that asked for one. */
+#define SS_RF_PTY 2u
+/* exec: the session's OOM killer killed something while it ran. */
+#define SS_RF_OOM 4u
 /* flags >> 8: the signal that killed the command, 0 if none */
 
 /* Parses buf (len bytes as received) with n_fds fds; fills r (r->fds are
@@ -71,5 +81,8 @@ int ss_send(int sock, const void *buf, size_t len, const int *fds, size_t n_fds)
 ssize_t ss_recv(int sock, char *buf, size_t cap, int *fds, size_t *n_fds);
 void ss_reply_send(int sock, int code, unsigned flags, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same with an exec's memory peak (bytes, -1 unknown). */
+void ss_reply_send_peak(int sock, int code, unsigned flags, int64_t peak, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 #endif

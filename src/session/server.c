@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/clock.h"
 #include "src/session/proto.h"
 #include "src/session/worker.h"
 
@@ -32,9 +34,11 @@
 #define MAX_CONNS 128
 #define MAX_WORKERS 256
 
+/* A connection that has not sent its request yet. */
 struct conn {
 	struct ns_ev ev;
 	bool used;
+	double deadline;   /* monotonic ms: dropped if no request came by then */
 };
 
 struct worker {
@@ -52,6 +56,8 @@ struct ss_server {
 	struct ns_ev listen_ev;
 	struct ns_ev idle_ev;
 	struct ns_ev dir_ev;          /* inotify on the session directory */
+	struct ns_ev req_ev;          /* timerfd: the earliest request deadline */
+	uint64_t request_ms;          /* how long a connection has to send its request */
 	struct conn conns[MAX_CONNS];
 	struct worker workers[MAX_WORKERS];
 	size_t n_workers;
@@ -87,8 +93,9 @@ static void unwatch(struct ss_server *s, struct ns_ev *ev)
 	ev->fd = -1;
 }
 
-/* Idle: no connection and no worker for idle_s seconds. Re-armed by every
- * connection and every worker's end. */
+/* Idle: no request and no worker for idle_s seconds. Re-armed by every
+ * request and every worker's end; a connection that sends nothing is not
+ * activity (it would keep the session up for as long as it stays). */
 static void arm_idle(struct ss_server *s)
 {
 	struct itimerspec its = {.it_value = {(time_t)s->info.idle_s, 0}};
@@ -97,13 +104,23 @@ static void arm_idle(struct ss_server *s)
 		timerfd_settime(s->idle_ev.fd, 0, &its, NULL);
 }
 
-static size_t n_conns(const struct ss_server *s)
+/* The request timer, set to the earliest deadline of the connections
+ * still waiting for theirs (disarmed when there is none). */
+static void arm_requests(struct ss_server *s)
 {
-	size_t n = 0;
+	struct itimerspec its = {0};
+	double first = 0, now = cl_mono_ms();
 
 	for (size_t i = 0; i < MAX_CONNS; i++)
-		n += s->conns[i].used;
-	return n;
+		if (s->conns[i].used && (first == 0 || s->conns[i].deadline < first))
+			first = s->conns[i].deadline;
+	if (first != 0) {
+		/* Never zero: that would disarm it. */
+		uint64_t ns = (uint64_t)((first > now ? first - now : 0) * 1e6) + 1;
+		its.it_value.tv_sec = (time_t)(ns / 1000000000u);
+		its.it_value.tv_nsec = (long)(ns % 1000000000u);
+	}
+	timerfd_settime(s->req_ev.fd, 0, &its, NULL);
 }
 
 /* Same user, and not a process of any sandbox: a peer in a user namespace
@@ -155,12 +172,34 @@ static void on_accept(struct ss_server *s)
 			continue;
 		}
 		s->conns[i].used = true;
+		s->conns[i].deadline = cl_mono_ms() + (double)s->request_ms;
 		if (watch(s, &s->conns[i].ev, fd) < 0) {
 			s->conns[i].used = false;
 			close(fd);
 		}
-		arm_idle(s);
+		arm_requests(s);
 	}
+}
+
+/* Connections past their deadline without a request are dropped: a peer
+ * that connects and says nothing must not hold a slot forever. */
+static void on_request_deadline(struct ss_server *s)
+{
+	uint64_t ticks;
+	double now = cl_mono_ms();
+
+	if (read(s->req_ev.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		return;
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		struct conn *c = &s->conns[i];
+		if (!c->used || c->deadline > now)
+			continue;
+		ss_reply_send(c->ev.fd, 125, 0, "cloister: no request within %llu ms: connection "
+		              "dropped", (unsigned long long)s->request_ms);
+		unwatch(s, &c->ev);
+		c->used = false;
+	}
+	arm_requests(s);
 }
 
 static void close_server_fds(struct ss_server *s)
@@ -171,6 +210,8 @@ static void close_server_fds(struct ss_server *s)
 		close(s->idle_ev.fd);
 	if (s->dir_ev.fd >= 0)
 		close(s->dir_ev.fd);
+	if (s->req_ev.fd >= 0)
+		close(s->req_ev.fd);
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].used)
 			close(s->conns[i].ev.fd);
@@ -219,7 +260,9 @@ static void spawn(struct ss_server *s, int fd)
 	}
 }
 
-static void on_request(struct ss_server *s, struct conn *c)
+/* Returns whether a request was taken (good or bad: the connection is
+ * done either way). */
+static bool on_request(struct ss_server *s, struct conn *c)
 {
 	int fds[SS_MAX_FDS], fd = c->ev.fd;
 	size_t n_fds = 0;
@@ -228,9 +271,11 @@ static void on_request(struct ss_server *s, struct conn *c)
 
 	n = ss_recv(fd, s->buf, sizeof(s->buf), fds, &n_fds);
 	if (n == -EAGAIN)
-		return;
+		return false;
 	epoll_ctl(s->live->epfd, EPOLL_CTL_DEL, fd, NULL);
 	c->used = false;
+	c->ev.fd = -1;
+	arm_requests(s);
 	if (n < 0 || ss_req_parse(s->buf, (size_t)n, fds, n_fds, &s->req, &err) < 0) {
 		if (n == 0)
 			;  /* hung up without a request */
@@ -241,8 +286,9 @@ static void on_request(struct ss_server *s, struct conn *c)
 		for (size_t i = 0; i < n_fds; i++)
 			close(fds[i]);
 		close(fd);
-		return;
+		return n != 0;
 	}
+	arm_idle(s);
 	switch (s->req.op) {
 	case SS_OP_PING:
 		ss_reply_send(fd, 0, 0, "%s", "");
@@ -265,6 +311,7 @@ static void on_request(struct ss_server *s, struct conn *c)
 		close(fds[i]);
 	if (fd >= 0)
 		close(fd);
+	return true;
 }
 
 static void on_worker_exit(struct ss_server *s, struct worker *w)
@@ -281,10 +328,21 @@ static void on_worker_exit(struct ss_server *s, struct worker *w)
 static void on_idle(struct ss_server *s)
 {
 	uint64_t ticks;
+	bool served = false;
 
 	if (read(s->idle_ev.fd, &ticks, sizeof(ticks)) < 0)
 		return;
-	if (s->n_workers == 0 && n_conns(s) == 0)
+	/* A request that is already here (its event later in this batch, or
+	 * in the next) is served first: it is activity, and re-arms. */
+	for (size_t i = 0; i < MAX_CONNS; i++) {
+		struct pollfd pf = {.fd = s->conns[i].ev.fd, .events = POLLIN};
+		if (s->conns[i].used && poll(&pf, 1, 0) == 1 && on_request(s, &s->conns[i]))
+			served = true;
+	}
+	if (served || s->stopping)
+		return;
+	/* Connections still silent do not count. */
+	if (s->n_workers == 0)
 		stop(s);
 	else
 		arm_idle(s);
@@ -319,8 +377,15 @@ static void event(void *ctx, struct ns_ev *ev, uint32_t events)
 		on_dir_change(s);
 	else if (ev == &s->idle_ev)
 		on_idle(s);
-	else if (ev >= &s->conns[0].ev && ev <= &s->conns[MAX_CONNS - 1].ev)
-		on_request(s, (struct conn *)ev);
+	else if (ev == &s->req_ev)
+		on_request_deadline(s);
+	else if (ev >= &s->conns[0].ev && ev <= &s->conns[MAX_CONNS - 1].ev) {
+		/* A connection the idle timer or the request deadline closed
+		 * earlier in this batch: its event is stale, and its old fd
+		 * number may belong to something else by now. */
+		if (((struct conn *)ev)->used)
+			on_request(s, (struct conn *)ev);
+	}
 	else
 		on_worker_exit(s, (struct worker *)ev);
 }
@@ -370,6 +435,12 @@ static int ready(void *ctx, const struct ns_live *l, cl_error *err)
 		close(fd);
 		return cl_fail_errno(err, "watching the control socket");
 	}
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0 || watch(s, &s->req_ev, fd) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return cl_fail_errno(err, "arming the request deadline");
+	}
 	if (s->info.idle_s) {
 		fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (fd < 0 || watch(s, &s->idle_ev, fd) < 0)
@@ -396,7 +467,8 @@ static int ready(void *ctx, const struct ns_live *l, cl_error *err)
 	return 0;
 }
 
-struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int notify_fd)
+struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int notify_fd,
+                                 uint64_t request_ms)
 {
 	struct ss_server *s = calloc(1, sizeof(*s));
 
@@ -408,6 +480,8 @@ struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int
 	s->listen_ev.fd = -1;
 	s->idle_ev.fd = -1;
 	s->dir_ev.fd = -1;
+	s->req_ev.fd = -1;
+	s->request_ms = request_ms;
 	s->ops.ctx = s;
 	s->ops.ready = ready;
 	s->ops.event = event;
@@ -419,19 +493,25 @@ const struct ns_session_ops *ss_server_ops(struct ss_server *s)
 	return &s->ops;
 }
 
-void ss_server_finish(struct ss_server *s)
+void ss_server_drain(struct ss_server *s)
 {
-	/* Workers first. Their children were in the session's pid namespace
-	 * (create insists on one), which died with init, so each worker is
-	 * only sending its reply now: wait for it, nothing of the session
-	 * outlives rm. */
+	/* Their children were in the session's pid namespace (create insists
+	 * on one), which died with init, so each worker is only sending its
+	 * reply now: wait for it, nothing of the session outlives rm. */
 	for (size_t i = 0; i < MAX_WORKERS; i++)
-		if (s->workers[i].pid)
+		if (s->workers[i].pid) {
 			waitpid(s->workers[i].pid, NULL, 0);
+			s->workers[i].pid = 0;
+		}
+}
+
+void ss_server_finish(struct ss_server *s, const char *fail)
+{
+	ss_server_drain(s);
 	ss_dir_remove(s->dir);
 	/* Last: `rm` returns only once everything above is gone. The
 	 * connections stay open until our exit, which rm waits for. */
 	for (size_t i = 0; i < s->n_stoppers; i++)
-		ss_reply_send(s->stoppers[i], 0, 0, "%s", "");
+		ss_reply_send(s->stoppers[i], fail ? 125 : 0, 0, "%s", fail ? fail : "");
 	free(s);
 }

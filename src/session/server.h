@@ -10,12 +10,23 @@
 
 struct ss_server;
 
+/* How long an accepted connection has to send its request before it is
+ * dropped (SS_REQUEST_ENV, for tests only, overrides it). */
+#define SS_REQUEST_MS 30000
+#define SS_REQUEST_ENV "CLOISTER_SESSION_REQUEST_TIMEOUT_MS"
+
 /* dir: the session's (empty, private) directory; notify_fd: where the
- * id goes once the session is ready ("K<id>"), then closed. */
-struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int notify_fd);
+ * id goes once the session is ready ("K<id>"), then closed; request_ms:
+ * the request deadline of each connection. */
+struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int notify_fd,
+                                uint64_t request_ms);
 const struct ns_session_ops *ss_server_ops(struct ss_server *s);
-/* After the launch returned (init gone, cgroup removed): ends workers,
- * removes the socket and state, answers pending `rm` requests. */
-void ss_server_finish(struct ss_server *s);
+/* After the launch returned (init gone, cgroup removed): waits for the
+ * workers (nothing of the session runs after this). */
+void ss_server_drain(struct ss_server *s);
+/* Then (drained again if need be): removes the socket and state and
+ * answers pending `rm` requests, with fail as their error if not NULL
+ * (the workspace capture failed, say); frees s. */
+void ss_server_finish(struct ss_server *s, const char *fail);
 
 #endif

@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -30,6 +33,9 @@
 
 #include "cgroups/cgroup.h"
 #include "ns/init.h"
+#include "ns/pty.h"
+#include "src/sandbox/fsafe.h"
+#include "src/session/tree.h"
 #include "src/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -48,6 +54,7 @@ struct job {
 	struct ss_req *r;
 	char **envp;
 	int err_w;        /* child's end of the error pipe */
+	int pty_w;        /* child's end of the pty socket (master to the worker), or -1 */
 	int gate_r;       /* cgroup v1: wait for the attach, or -1 */
 };
 
@@ -85,6 +92,52 @@ static int take_identity(const struct cl_policy *p)
 	return prctl(PR_SET_SECUREBITS, 0, 0, 0, 0);
 }
 
+static int open_in_root(int dirfd, const char *path, int flags, unsigned mode, unsigned long res);
+
+/* The command's terminal, when the client asked for one: a pty of the
+ * session's own devpts (as `cloister run` gives its command), never a
+ * terminal of the host the command could reach other users through. Its
+ * slave goes on the fds of the mask, becomes the controlling terminal
+ * (setsid came first) and the master goes to the worker, for the client.
+ * The path is the sandbox's: no link is followed, and what opens must be
+ * a ptmx, so nothing the sandbox planted stands in for it. */
+static void attach_pty(struct job *j)
+{
+	struct winsize ws = {.ws_row = j->r->rows, .ws_col = j->r->cols};
+	cl_error err = {0};
+	struct stat st;
+	int master, slave, first = -1;
+
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	master = root < 0 ? -1 : open_in_root(root, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, 0,
+	                                      RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+	if (master < 0)
+		child_fail(j, 125, errno, "%s", "opening the session's /dev/pts/ptmx for the command's "
+		           "terminal");
+	if (fstat(master, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(5, 2))
+		child_fail(j, 125, 0, "%s", "the session's /dev/pts/ptmx is not a pty multiplexer");
+	slave = ns_pty_peer(master, &ws, &err);
+	if (slave < 0)
+		child_fail(j, 125, err.errnum, "%s", err.msg);
+	for (int fd = 0; fd <= 2; fd++) {
+		if (!(j->r->pty_mask & (1u << fd)))
+			continue;
+		if (dup2(slave, fd) < 0)
+			child_fail(j, 125, errno, "attaching the terminal as fd %d", fd);
+		if (first < 0)
+			first = fd;
+	}
+	if (ioctl(first, TIOCSCTTY, 0) < 0)
+		child_fail(j, 125, errno, "%s", "making the pty the command's controlling terminal");
+	/* Last: the client goes raw only for a terminal that is all set. */
+	if (ss_send(j->pty_w, "P", 1, &master, 1) < 0)
+		child_fail(j, 125, EPIPE, "%s", "handing the terminal to the client");
+	close(master);
+	close(slave);
+	close(root);
+}
+
 /* fds the child keeps: the request's at 0..n-1 (copies: the data fd at 0
  * for put, 1 for get, with /dev/null-like stdio from the supervisor on the
  * others), the error pipe at 3, nothing else. Order: the supervisor's 0..2
@@ -106,6 +159,10 @@ static void arrange_fds(struct job *j)
 	} else if (dup2(r->fds[0], r->op == SS_OP_PUT ? 0 : 1) < 0) {
 		child_fail(j, 125, errno, "%s", "passing the file");
 	}
+	/* After stdio (the pty replaces some of it), before the pipe moves to
+	 * 3, which could be the pty socket's number. */
+	if (r->pty_mask)
+		attach_pty(j);
 	if (dup3(j->err_w, 3, O_CLOEXEC) < 0)
 		child_fail(j, 125, errno, "%s", "arranging file descriptors");
 	j->err_w = 3;
@@ -129,7 +186,9 @@ static void confine(struct job *j)
 	 * capabilities and the client's fds. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		child_fail(j, 125, errno, "%s", "making the exec non-dumpable");
-	if (p->new_session && setsid() < 0)
+	/* Before the pty (arrange_fds): only a session leader without a
+	 * terminal may take one as its controlling terminal. */
+	if ((p->new_session || j->r->pty_mask) && setsid() < 0)
 		child_fail(j, 125, errno, "%s", "starting a new session");
 	arrange_fds(j);
 	/* Bounding set, then the sets themselves, then ambient (the order of
@@ -261,6 +320,88 @@ _Noreturn static void do_get(struct job *j)
 	_exit(0);
 }
 
+/* Where a tree copied in goes: into the directory at path under the
+ * source's name, else at path itself (its parent must exist). *name
+ * points into buf or the request. The parent's fd, or -1 with errno. */
+static int tree_dest(int root, const struct ss_req *r, char *buf, size_t size, const char **name)
+{
+	int dir = open_in_root(root, r->path, O_PATH | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+	char *slash;
+	size_t len;
+
+	if (dir >= 0) {
+		*name = r->name;
+		if (!r->name) {
+			close(dir);
+			errno = EISDIR;
+			return -1;
+		}
+		return dir;
+	}
+	len = strlen(r->path);
+	while (len > 1 && r->path[len - 1] == '/')
+		len--;
+	if (len >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, r->path, len);
+	buf[len] = '\0';
+	slash = strrchr(buf, '/');
+	*name = slash + 1;
+	if (!**name || !strcmp(*name, ".") || !strcmp(*name, "..")) {
+		errno = EINVAL;
+		return -1;
+	}
+	*slash = '\0';
+	return open_in_root(root, buf[0] ? buf : "/", O_PATH | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+}
+
+/* A tree from stdin: built in a fresh directory beside its destination,
+ * then renamed into place (an existing directory there is exchanged and
+ * removed), so a failed copy leaves nothing and the destination is never
+ * half-made. The parent resolves in the sandbox's root; below it every
+ * step is an *at call on a directory we just made. */
+_Noreturn static void do_put_tree(struct job *j)
+{
+	struct ss_req *r = j->r;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096], tmp[32];
+	const char *name;
+	cl_error err = {0};
+	int parent, tfd;
+
+	if (r->mkdirs && make_parents(root, r->path) < 0)
+		child_fail(j, 125, errno, "creating the directories of %s", r->path);
+	parent = tree_dest(root, r, buf, sizeof(buf), &name);
+	if (parent < 0)
+		child_fail(j, 125, errno, "writing %s", r->path);
+	tfd = ss_tree_mktemp(parent, tmp, &err);
+	if (tfd < 0)
+		child_fail(j, 125, err.errnum, "writing %s: %s", r->path, err.msg);
+	if (ss_tree_recv(0, tfd, &err) < 0 || ss_tree_commit(parent, tmp, name, r->path, &err) < 0) {
+		sb_remove_tree_at(parent, tmp);
+		child_fail(j, 125, err.errnum, "copying into %s: %s", r->path, err.msg);
+	}
+	_exit(0);
+}
+
+_Noreturn static void do_get_tree(struct job *j)
+{
+	struct ss_req *r = j->r;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int fd = open_in_root(root, r->path, O_RDONLY | O_DIRECTORY, 0, RESOLVE_IN_ROOT);
+	cl_error err = {0};
+
+	if (fd < 0)
+		child_fail(j, 125, errno, "reading %s", r->path);
+	/* A client that stopped reading is an error reply, not a kill. */
+	signal(SIGPIPE, SIG_IGN);
+	if (ss_tree_send(fd, 1, r->path, &err) < 0)
+		child_fail(j, 125, err.errnum, "copying %s", err.msg);
+	_exit(0);
+}
+
 _Noreturn static void child_main(struct job *j)
 {
 	const struct cl_policy *p = j->l->p;
@@ -275,9 +416,9 @@ _Noreturn static void child_main(struct job *j)
 	if (chdir(wd) < 0)
 		child_fail(j, 125, errno, "changing to working directory %s", wd);
 	if (j->r->op == SS_OP_PUT)
-		do_put(j);
+		j->r->tree ? do_put_tree(j) : do_put(j);
 	if (j->r->op == SS_OP_GET)
-		do_get(j);
+		j->r->tree ? do_get_tree(j) : do_get(j);
 	environ = j->envp;
 	execvp(j->r->argv[0], (char **)j->r->argv);
 	child_fail(j, cl_exit_code_of_exec_errno(errno), errno, "executing %s", j->r->argv[0]);
@@ -361,17 +502,39 @@ static int wait_child(pid_t pid, int pidfd, int conn, uint64_t timeout_ms, bool 
 	return si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : si.si_status & 0x7f;
 }
 
+/* The pty master from the child to the client, ahead of the reply. The
+ * child sends it before exec, or fails and exits: either ends the wait
+ * (its end of the socket closes with exec or exit). */
+static void pass_master(int from, int conn)
+{
+	struct ss_reply m = {.magic = SS_REPLY_MAGIC, .flags = SS_RF_PTY};
+	char buf[8];
+	int fds[SS_MAX_FDS];
+	size_t n_fds = 0;
+	ssize_t n = ss_recv(from, buf, sizeof(buf), fds, &n_fds);
+
+	if (n > 0 && n_fds == 1)
+		ss_send(conn, &m, sizeof(m), fds, 1);
+	for (size_t i = 0; i < n_fds; i++)
+		close(fds[i]);
+	close(from);
+}
+
 _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int conn)
 {
-	struct job j = {.l = l, .r = r, .err_w = -1, .gate_r = -1};
-	int ep[2], gate[2] = {-1, -1}, pidfd = -1, status;
+	struct job j = {.l = l, .r = r, .err_w = -1, .pty_w = -1, .gate_r = -1};
+	int ep[2], gate[2] = {-1, -1}, ps[2] = {-1, -1}, pidfd = -1, status;
 	bool timed_out = false, v1 = l->cg && cg_clone_fd(l->cg) < 0;
 	struct verdict v = {0};
+	struct cg_window win;
+	struct cg_stats cs;
+	unsigned mem;
 	cl_error err = {0};
 	pid_t pid;
 
 	j.envp = build_env(l->p, r);
-	if (!j.envp || pipe2(ep, O_CLOEXEC) < 0 || (v1 && pipe2(gate, O_CLOEXEC) < 0)) {
+	if (!j.envp || pipe2(ep, O_CLOEXEC) < 0 || (v1 && pipe2(gate, O_CLOEXEC) < 0) ||
+	    (r->pty_mask && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ps) < 0)) {
 		ss_reply_send(conn, 125, 0, "cloister: preparing the exec: %s", strerror(errno));
 		_exit(0);
 	}
@@ -380,17 +543,24 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 		              strerror(errno));
 		_exit(0);
 	}
+	/* Before the command can allocate anything: the window's start. */
+	cg_window_begin(l->cg, &win);
 	j.err_w = ep[1];
+	j.pty_w = ps[1];
 	j.gate_r = gate[0];
 	pid = clone_child(l, &pidfd);
 	if (pid == 0) {
 		/* ===== child: in the sandbox's namespaces, caps in its userns ===== */
 		close(ep[0]);
+		if (ps[0] >= 0)
+			close(ps[0]);
 		close(conn);
 		child_main(&j);
 	}
 	/* ===== worker: host pid namespace, the caller's credentials ===== */
 	close(ep[1]);
+	if (ps[1] >= 0)
+		close(ps[1]);
 	for (size_t i = 0; i < r->n_fds; i++)
 		close(r->fds[i]);
 	if (pid < 0) {
@@ -406,14 +576,23 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 	}
 	if (v1 && write(gate[1], "g", 1) != 1)
 		kill(pid, SIGKILL);
+	/* After the gate: the child sets the pty up only once it may run. */
+	if (ps[0] >= 0)
+		pass_master(ps[0], conn);
 	status = wait_child(pid, pidfd, conn, r->timeout_ms, &timed_out);
+	/* After the wait, which also killed the command's group. */
+	cg_window_end(l->cg, &win, &cs);
+	mem = cs.oom_killed ? SS_RF_OOM : 0;
 	if (timed_out)
-		ss_reply_send(conn, 124, SS_RF_TIMED_OUT, "cloister: command timed out after %llu ms",
-		              (unsigned long long)r->timeout_ms);
+		ss_reply_send_peak(conn, 124, SS_RF_TIMED_OUT | mem, cs.memory_peak,
+		                   "cloister: command timed out after %llu ms",
+		                   (unsigned long long)r->timeout_ms);
 	else if (read(ep[0], &v, sizeof(v)) == (ssize_t)sizeof(v))
-		ss_reply_send(conn, v.code, 0, "cloister: %.*s", (int)sizeof(v.msg) - 1, v.msg);
+		ss_reply_send_peak(conn, v.code, mem, cs.memory_peak, "cloister: %.*s",
+		                   (int)sizeof(v.msg) - 1, v.msg);
 	else
-		ss_reply_send(conn, cl_exit_code_of_status(status),
-		              WIFSIGNALED(status) ? (unsigned)WTERMSIG(status) << 8 : 0, "%s", "");
+		ss_reply_send_peak(conn, cl_exit_code_of_status(status),
+		                   (WIFSIGNALED(status) ? (unsigned)WTERMSIG(status) << 8 : 0) | mem,
+		                   cs.memory_peak, "%s", "");
 	_exit(0);
 }

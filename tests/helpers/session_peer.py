@@ -8,10 +8,14 @@ tests: raw requests (malformed ones included), fd passing, reply decoding.
                                     as stdout; prints "same" if the command saw
                                     our pipe itself (no relay copying)
   session_peer.py connect SOCK      one ping: "0", "refused" or "error ERRNO"
+  session_peer.py hold SOCK FILE    connects and sends nothing: writes "connected"
+                                    (or "error ERRNO") to FILE, then prints what
+                                    the server did: "reply CODE MSG", "hup", or
+                                    "timeout" after 200 s
 """
 import os, random, socket, struct, sys
 
-REPLY = struct.Struct("<Iii480s")
+REPLY = struct.Struct("<Iii480sIq")
 MAGIC = 0x436C5331
 
 
@@ -45,7 +49,7 @@ def call(path, payload, fds=()):
 def decode(data):
     if len(data) != REPLY.size:
         return ("bad-size", len(data))
-    magic, code, flags, msg = REPLY.unpack(data)
+    magic, code, flags, msg, _, _ = REPLY.unpack(data)
     if magic != MAGIC:
         return ("bad-magic", magic)
     return ("reply", code, msg.split(b"\0")[0].decode(errors="replace"))
@@ -68,6 +72,15 @@ def cases(n):
         (tokens(b"exec", b"T0", b"Atrue"), (null, null, null)),
         (tokens(b"exec", b"T99999999999999999999999", b"Atrue"), (null, null, null)),
         (tokens(b"exec", b"", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"C0", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"C8", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"C12", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"Z24", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"Zx80", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"Z24x-1", b"Atrue"), (null, null, null)),
+        (tokens(b"exec", b"Z65536x80", b"Atrue"), (null, null, null)),
+        (tokens(b"put", b"P/x", b"C1"), (null,)),
+        (tokens(b"put", b"P/x", b"R2"), (null,)), (tokens(b"exec", b"R1", b"Atrue"), (null,) * 3),
         (tokens(b"put", b"Prelative"), (null,)), (tokens(b"put", b"P/x", b"M9999"), (null,)),
         (tokens(b"put", b"P/x", b"N../up"), (null,)), (tokens(b"put", b"P/x", b"N.."), (null,)),
         (tokens(b"get"), (null,)), (tokens(b"get", b"P/a", b"P/b"), (null,)),
@@ -122,7 +135,36 @@ def pipeino(path):
     return 0
 
 
+def hold(path, note):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(path)
+    except OSError as e:
+        with open(note, "w") as f:
+            f.write("error %d\n" % e.errno)
+        return 0
+    with open(note, "w") as f:
+        f.write("connected\n")
+    s.settimeout(200)
+    try:
+        data = s.recv(REPLY.size + 16)
+    except socket.timeout:
+        print("timeout")
+        return 0
+    except OSError as e:
+        print("error", e.errno)
+        return 0
+    if not data:
+        print("hup")
+        return 0
+    r = decode(data)
+    print(" ".join(str(x) for x in r))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "hold":
+        return hold(sys.argv[2], sys.argv[3])
     if sys.argv[1] == "fuzz":
         return fuzz(sys.argv[2], int(sys.argv[3]))
     if sys.argv[1] == "pipeino":

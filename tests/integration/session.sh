@@ -217,6 +217,107 @@ t_cp_never_follows_links_out() {
 	"$CL" rm "$SID"
 }
 
+# One line per entry below $1: links with their target, directories with
+# their mode, files with mode and a hash of the contents.
+TREE_LIST='cd "$1" && stat -c "top %a" . && find . -mindepth 1 | LC_ALL=C sort | while IFS= read -r p; do
+	if [ -L "$p" ]; then echo "$p link $(readlink "$p")"
+	elif [ -d "$p" ]; then echo "$p dir $(stat -c %a "$p")"
+	else echo "$p file $(stat -c %a "$p") $(sha256sum <"$p" | cut -c1-16)"; fi; done'
+host_tree() { sh -c "$TREE_LIST" _ "$1"; }
+sess_tree() { "$CL" exec "$SID" -- sh -c "$TREE_LIST" _ "$1"; }
+no_temp_left() {  # DIR...
+	local d
+	for d in "$@"; do assert_eq "" "$(ls -A "$d" | grep cloister-cp)" "temporary directories left in $d"; done
+}
+
+t_cp_r_in_and_out() {
+	mk
+	mkdir -p "$T_TMP/src/a/b" "$T_TMP/src/empty"
+	echo one >"$T_TMP/src/f"; chmod 750 "$T_TMP/src/f"
+	head -c 300000 /dev/urandom >"$T_TMP/src/a/b/big"
+	ln -s ../f "$T_TMP/src/a/rel"; ln -s /nonexistent/abs "$T_TMP/src/abs"
+	chmod 555 "$T_TMP/src/a"; chmod 710 "$T_TMP/src"
+	clr cp -r "$T_TMP/src" "$SID:/tmp/"; assert_eq 0 "$RC" "cp -r in ($ERR)"
+	assert_eq "$(host_tree "$T_TMP/src")" "$(sess_tree /tmp/src)" "the tree inside"
+	clr cp -r "$SID:/tmp/src" "$T_TMP/back"; assert_eq 0 "$RC" "cp -r out ($ERR)"
+	assert_eq "$(host_tree "$T_TMP/src")" "$(host_tree "$T_TMP/back")" "the tree copied back"
+	# an existing directory of that name is replaced as a whole
+	"$CL" exec "$SID" -- sh -c 'chmod 755 /tmp/src/a; rm /tmp/src/f; echo new >/tmp/src/a/g' || fail "changing the tree"
+	clr cp -r "$SID:/tmp/src" "$T_TMP/"; assert_eq 0 "$RC" "cp -r out over a directory ($ERR)"
+	assert_eq "$(sess_tree /tmp/src)" "$(host_tree "$T_TMP/src")" "the replaced tree"
+	[ ! -e "$T_TMP/src/f" ] || fail "the old tree was merged, not replaced"
+	echo again >"$T_TMP/src/h"
+	clr cp -r "$T_TMP/src" "$SID:/tmp"; assert_eq 0 "$RC" "cp -r in over a directory ($ERR)"
+	assert_eq "$(host_tree "$T_TMP/src")" "$(sess_tree /tmp/src)" "the replaced tree inside"
+	clr cp -r --mkdir "$T_TMP/src" "$SID:/tmp/x/y/z"; assert_eq 0 "$RC" "cp -r --mkdir ($ERR)"
+	assert_eq "$(host_tree "$T_TMP/src")" "$(sess_tree /tmp/x/y/z)" "a new name"
+	no_temp_left "$T_TMP"
+	assert_eq "" "$("$CL" exec "$SID" -- sh -c 'ls -A /tmp /tmp/x/y | grep cloister-cp')" "temporary directories left inside"
+	clr cp "$T_TMP/src" "$SID:/tmp/n"; assert_eq 125 "$RC" "a directory without -r"
+	assert_contains "$ERR" "cp -r"
+	clr cp -r "$T_TMP/src/f" "$SID:/tmp/n" 2>/dev/null; assert_eq 125 "$RC" "-r of a file"
+	clr cp -r "$SID:/tmp/src/h" "$T_TMP/n"; assert_eq 125 "$RC" "-r of a file out"
+	clr cp -r - "$SID:/tmp/n"; assert_eq 125 "$RC" "-r from stdin"
+	clr cp -r "$SID:/tmp/missing" "$T_TMP/n"; assert_eq 125 "$RC" "missing source"
+	clr cp -r "$T_TMP/src" "$SID:/tmp/src/h"; assert_eq 125 "$RC" "over a file inside"
+	assert_contains "$ERR" "not a directory"
+	# the session fails before reading (more than a pipe's worth is
+	# coming): its reason is shown, not our sender's broken pipe
+	clr cp -r "$T_TMP/src" "$SID:/nonexistent/x"; assert_eq 125 "$RC" "into a missing directory"
+	assert_contains "$ERR" "/nonexistent/x"
+	assert_not_contains "$ERR" "Broken pipe"
+	[ ! -e "$T_TMP/n" ] || fail "a failed copy left $T_TMP/n"
+	no_temp_left "$T_TMP"
+	"$CL" rm "$SID"
+}
+
+# The sandbox plants links, special files and a deep tree: links are
+# copied as links (never followed, on either side), a link at a
+# destination is not written through, devices and fifos refuse the copy,
+# and no failed copy leaves anything.
+t_cp_r_never_follows_links_out() {
+	mkdir -p "$T_TMP/w" "$T_TMP/host/victim"
+	echo host-secret >"$T_TMP/host/secret"
+	rw_id_probe
+	mk --rw "$T_TMP/w:/w" "${RW_ID[@]}"
+	"$CL" exec "$SID" -- sh -c "mkdir -p /tmp/t/d; ln -s $T_TMP/host/secret /tmp/t/abs
+		ln -s ../../../../../../..$T_TMP/host /tmp/t/rel; ln -s /proc/1/root$T_TMP/host /tmp/t/d/root1
+		ln -s $T_TMP/host /tmp/dirlink; ln -s $T_TMP/host/victim /w/out
+		mkdir /w/tree /w/special; ln -s $T_TMP/host /w/tree/hostdir; ln -s $T_TMP/host/secret /w/tree/secret
+		mkfifo /w/special/fifo; mkdir /tmp/deep; cd /tmp/deep; for i in \$(seq 70); do mkdir d; cd d; done" ||
+		fail "planting"
+	clr cp -r "$SID:/tmp/t" "$T_TMP/o1"; assert_eq 0 "$RC" "cp -r out of a tree with links ($ERR)"
+	assert_eq "$T_TMP/host/secret" "$(readlink "$T_TMP/o1/abs")" "an absolute link, as a link"
+	assert_eq "/proc/1/root$T_TMP/host" "$(readlink "$T_TMP/o1/d/root1")" "a magic-ish link, as a link"
+	assert_eq "" "$(grep -r host-secret "$T_TMP/o1")" "host data through a link"
+	# the source itself a link to a host path: resolved in the sandbox's root
+	clr cp -r "$SID:/tmp/dirlink" "$T_TMP/o2"; assert_eq 125 "$RC" "cp -r out of a link to a host dir"
+	[ ! -e "$T_TMP/o2" ] || fail "copied through a link"
+	clr cp -r "$T_TMP/o1" "$SID:/tmp/dirlink/x"; assert_eq 125 "$RC" "cp -r into a link to a host dir"
+	clr cp -r "$T_TMP/o1" "$SID:/tmp/t/abs"; assert_eq 125 "$RC" "cp -r over a planted link inside"
+	[ ! -e "$T_TMP/host/x" ] && [ -z "$(ls -A "$T_TMP/host/victim")" ] || fail "a copy in wrote a host directory"
+	# host side: /w/out is the sandbox's link to a host directory
+	clr cp -r "$SID:/tmp/t" "$T_TMP/w/out"; assert_eq 125 "$RC" "cp -r out over a planted link"
+	assert_contains "$ERR" "not a directory"
+	[ -z "$(ls -A "$T_TMP/host/victim")" ] || fail "cp -r out wrote through a planted link"
+	# a host source the sandbox can write (--rw): its links stay links
+	clr cp -r "$T_TMP/w/tree" "$SID:/tmp/"; assert_eq 0 "$RC" "cp -r in of a sandbox-written dir ($ERR)"
+	clr cp -r "$SID:/tmp/tree" "$T_TMP/o5"; assert_eq 0 "$RC" "and out again ($ERR)"
+	assert_eq "$T_TMP/host" "$(readlink "$T_TMP/o5/hostdir")" "a link to a host directory, as a link"
+	assert_eq "" "$(grep -r host-secret "$T_TMP/o5")" "host data through a link"
+	# special files and a tree deeper than the limit: refused, nothing left
+	clr cp -r "$T_TMP/w/special" "$SID:/tmp/"; assert_eq 125 "$RC" "cp -r in of a fifo"
+	assert_contains "$ERR" "not a regular file, directory or symbolic link"
+	clr cp -r "$SID:/dev" "$T_TMP/o3"; assert_eq 125 "$RC" "cp -r out of device nodes"
+	assert_contains "$ERR" "not a regular file, directory or symbolic link"
+	clr cp -r "$SID:/tmp/deep" "$T_TMP/o4"; assert_eq 125 "$RC" "cp -r of a deep tree"
+	assert_contains "$ERR" "deeper than"
+	[ ! -e "$T_TMP/o3" ] && [ ! -e "$T_TMP/o4" ] && [ ! -e "$T_TMP/w/out/t" ] || fail "a failed copy left files"
+	no_temp_left "$T_TMP" "$T_TMP/w"
+	assert_eq "" "$("$CL" exec "$SID" -- sh -c 'ls -A /tmp | grep cloister-cp')" "temporary directories left inside"
+	"$CL" rm "$SID"
+}
+
 t_ls_and_rm_leave_nothing() {
 	local m sup init cg c
 	m=$(marker rm)
@@ -289,6 +390,48 @@ t_idle_timeout_reaps() {
 	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
 }
 
+# A peer that connects and sends nothing is not activity: the idle timeout
+# still reaps the session (the request deadline is set far beyond the
+# wait here, so only the idle logic can end it). As above, a machine too
+# slow to connect before the timeout tries again with a longer one.
+t_idle_timeout_ignores_silent_connections() {
+	local sup idle t0 elapsed p
+	for idle in 3 10 30; do
+		t0=$EPOCHREALTIME
+		CLOISTER_SESSION_REQUEST_TIMEOUT_MS=3600000 mk --idle-timeout "$idle"
+		sup=$(info_pid "$SID")
+		rm -f "$T_TMP/note"
+		python3 "$PEER" hold "$RUNDIR/$SID/sock" "$T_TMP/note" >"$T_TMP/held" & p=$!
+		wait_line "$T_TMP/note" '^(connected|error)' >/dev/null || fail "the peer never connected"
+		grep -q '^connected' "$T_TMP/note" && break
+		elapsed=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", b - a }')
+		[ "$elapsed" -ge "$idle" ] || fail "reaped after ${elapsed} s, before the ${idle} s idle timeout"
+		echo "    # the peer reached the session only after ${elapsed} s; again with a longer timeout"
+		wait "$p"
+	done
+	grep -q '^connected' "$T_TMP/note" || fail "the peer never reached the session: $(cat "$T_TMP/note")"
+	wait_until gone_pid "$sup" || fail "a silent connection kept the idle session up"
+	wait "$p"
+	assert_eq hup "$(cat "$T_TMP/held")" "the silent peer, once the session ended"
+	wait_until not_listed "$SID" || fail "idle session still listed"
+	[ ! -e "$RUNDIR/$SID" ] || fail "state left after the idle timeout"
+}
+
+# A connection that sends no request within the deadline is answered and
+# dropped (it held one of the session's connection slots for ever); the
+# session serves on. The deadline is shortened for the test (the hidden
+# CLOISTER_SESSION_REQUEST_TIMEOUT_MS; 30 s otherwise).
+t_silent_connection_is_dropped() {
+	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=5000 mk
+	python3 "$PEER" hold "$RUNDIR/$SID/sock" "$T_TMP/note" >"$T_TMP/held"
+	assert_eq connected "$(cat "$T_TMP/note")" "the peer connected"
+	assert_contains "$(cat "$T_TMP/held")" "reply 125 cloister: no request within 5000 ms" "the server's answer"
+	clr exec "$SID" -- echo alive; assert_eq "0 alive" "$RC $OUT" "the session after dropping it"
+	CLOISTER_SESSION_REQUEST_TIMEOUT_MS=0 clr create; assert_eq 125 "$RC" "a bad request deadline"
+	assert_contains "$ERR" "CLOISTER_SESSION_REQUEST_TIMEOUT_MS"
+	"$CL" rm "$SID"
+}
+
 t_gc_after_supervisor_sigkill() {
 	local sup init cg m; m=$(marker gc)
 	if is_root; then mk --memory 64m --name "$m"; else mk --name "$m"; fi
@@ -325,8 +468,6 @@ t_create_refuses_and_leaves_nothing() {
 	clr create --json-status "$T_TMP/s"; assert_eq 125 "$RC" "--json-status"
 	clr create --name 'a/b'; assert_eq 125 "$RC" "bad name"
 	clr create --idle-timeout 0; assert_eq 125 "$RC" "idle 0"
-	clr create --workspace "$T_TMP"; assert_eq 125 "$RC" "--workspace"
-	assert_contains "$ERR" "not supported by sessions"
 	clr create --runtime docker; assert_eq 125 "$RC" "--runtime docker"
 	assert_contains "$ERR" "native runtime only"
 	clr create --ro /nonexistent-src; assert_eq 125 "$RC" "setup failure"
@@ -336,6 +477,51 @@ t_create_refuses_and_leaves_nothing() {
 	clr create --name dup; assert_eq 125 "$RC" "duplicate name"; assert_contains "$ERR" "exists already"
 	"$CL" rm dup
 	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR")" "state left"
+}
+
+# --workspace: the session's execs share one overlay of DIR (each sees the
+# others' changes, the host DIR is never written), `cloister gc` leaves a
+# live session's state alone, and rm writes the diff bundle before it
+# returns (a capture failure is rm's error), leaving no state.
+t_workspace_diff_at_rm() {
+	local W=$T_TMP/ws WSR=()
+	# as in workspace.sh: root keeps host root, so the overlay is tested
+	is_root && WSR=(--host-root)
+	export CLOISTER_STATE_DIR=$T_TMP/state
+	mkdir -p "$W/sub"; echo base >"$W/a.txt"; echo keep >"$W/sub/k.txt"
+	# relative --diff-out: the caller's directory, not the supervisor's
+	mk "${WSR[@]}" --workspace "$W" --diff-out b.json
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo changed >"$W/a.txt"; echo new >"$W/n.txt"; rm "$W/sub/k.txt"' ||
+		fail "changing the workspace"
+	assert_eq "changed new" "$("$CL" exec "$SID" --env W="$W" -- sh -c 'echo $(cat "$W/a.txt" "$W/n.txt")')" 		"a later exec sees the changes"
+	assert_eq "base keep" "$(echo $(cat "$W/a.txt" "$W/sub/k.txt"))" "the host DIR while the session runs"
+	"$CL" gc >/dev/null 2>&1
+	assert_eq 1 "$(ls "$T_TMP/state/workspaces" | wc -l)" "the live session's workspace state after gc"
+	clr exec "$SID" -- true; assert_eq 0 "$RC" "exec after gc ($ERR)"
+	clr rm "$SID"; assert_eq 0 "$RC" "rm ($ERR)"
+	# rm returned: the bundle is there and the state is gone
+	assert_eq "a.txt:modify n.txt:add sub/k.txt:delete" 		"$(py '" ".join(sorted(p["path"]+":"+p["operation"] for p in j["patches"]))' <"$T_TMP/b.json")" "the bundle"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after rm"
+	assert_eq "base keep" "$(echo $(cat "$W/a.txt" "$W/sub/k.txt"))" "the host DIR after rm"
+	clr diff apply "$T_TMP/b.json" "$W"; assert_eq 0 "$RC" "applying the bundle ($ERR)"
+	assert_eq "changed new" "$(echo $(cat "$W/a.txt" "$W/n.txt"))" "applied"
+	# a capture that fails (a symlink made in the workspace) is rm's error
+	mk "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/c.json"
+	"$CL" exec "$SID" --env W="$W" -- ln -s a.txt "$W/link" || fail "making a link"
+	clr rm "$SID"; assert_eq 125 "$RC" "rm after a failed capture"
+	assert_contains "$ERR" "capturing the diff"
+	[ ! -e "$T_TMP/c.json" ] || fail "a bundle written for a failed capture"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after a failed capture"
+	not_listed "$SID" || fail "the session is still listed"
+	# without --diff-out: changes dropped; a failed create leaves nothing
+	mk "${WSR[@]}" --workspace "$W"
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo x >"$W/x"' || fail "writing"
+	clr rm "$SID"; assert_eq 0 "$RC" "rm without --diff-out ($ERR)"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state without --diff-out"
+	clr create "${WSR[@]}" --workspace "$W" --ro /nonexistent-src; assert_eq 125 "$RC" "a create that fails"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after a failed create"
+	clr create --workspace "$W" --diff-out -; assert_eq 125 "$RC" "--diff-out - for a session"
+	[ ! -e "$W/x" ] || fail "the host DIR was written"
 }
 
 # The runtime directory and the socket are the user's alone; a directory
@@ -415,6 +601,137 @@ t_removed_socket_ends_the_session() {
 	wait_until gone_pid "$sup" || fail "supervisor ran on without its directory"
 }
 
+# ---- exec on a terminal: a pty of the session's own, relayed by the client ----
+TTYRUN=(python3 "$TOP/tests/helpers/ttyrun.py")
+PROBE=$HELPERS/ttyprobe
+# The transcript of ttyrun.py STEPS... -- CMD..., CRs stripped, into OUT;
+# the status into RC.
+on_tty() {
+	local steps=()
+	while [ "$1" != -- ]; do steps+=("$1"); shift; done
+	shift
+	"${TTYRUN[@]}" "${steps[@]}" -- "$@" >"$T_TMP/tty.out" 2>&1; RC=$?
+	OUT=$(tr -d '\r' <"$T_TMP/tty.out")
+}
+# On a fresh terminal: its state, `cloister exec SID -- sh -c SCRIPT` (the
+# session has the probe at /h), the state again. The shell around it is
+# the terminal's foreground group and reports each signal it gets.
+tty_attack() {  # SID SCRIPT
+	on_tty -- bash -c '
+		p=$1; shift
+		for s in WINCH INT QUIT TSTP HUP TTIN TTOU CONT; do trap "echo caught-$s" $s; done
+		echo "before $("$p" state)"
+		"$@"; echo "rc=$?"
+		echo "after $("$p" state)"' _ "$PROBE" "$CL" exec "$1" -- sh -c "$2"
+}
+tty_untouched() {
+	local before after
+	before=$(printf '%s\n' "$OUT" | sed -n 's/^before //p')
+	after=$(printf '%s\n' "$OUT" | sed -n 's/^after //p')
+	assert_contains "$before" "ldisc=0 size=24x80" "state before ($OUT)"
+	assert_contains "$OUT" "rc=0" "exec's status (the transcript ends early when the terminal died)"
+	assert_eq "$before" "$after" "the caller's terminal after the exec ($1)"
+	assert_not_contains "$OUT" "caught-" "signals to the caller's group ($1)"
+}
+
+# The command changes its terminal's line discipline, size and modes, and
+# signals its group: only its own pty is affected (before the fix the
+# caller's terminal itself was passed in, and `stty line 27` killed it).
+t_exec_tty_cannot_change_callers_terminal() {
+	local a
+	[ -x "$PROBE" ] || fail "ttyprobe helper not built (make check builds it)"
+	mk --seccomp unconfined --ro "$HELPERS:/h"
+	for a in setd winsz termios sctty sig; do
+		tty_attack "$SID" "/h/ttyprobe $a"
+		tty_untouched "$a"
+	done
+	tty_attack "$SID" 'stty line 27 2>/dev/null; stty rows 11 cols 22 -echo -icanon'
+	tty_untouched "stty"
+	tty_attack "$SID" 'stty rows 11 cols 22; stty size'
+	tty_untouched "stty size"
+	assert_contains "$OUT" "11 22" "the command's own pty took the size"
+	"$CL" rm "$SID"
+}
+
+# Typed input reaches the command, its output comes back, the exit code
+# passes; the terminal is one of the session's devpts (nothing of the
+# host's devpts is inside: the command could chmod a host pty node). The
+# session is made with SIGINT ignored (as from a background job): that
+# must not reach the command, or ^C would not interrupt it.
+t_exec_tty_round_trip() {
+	trap '' INT QUIT
+	mk
+	trap - INT QUIT
+	on_tty --expect READY --send 'hello world\r' -- "$CL" exec "$SID" -- sh -c '
+		echo READY; read x; echo "got <$x>"
+		[ "$(stat -Lc %d /proc/self/fd/0)" = "$(stat -c %d /dev/pts/ptmx)" ] && echo own-devpts
+		echo "fds <$(cd /proc/self/fd && echo *)>"
+		tty; exit 5'
+	assert_contains "$OUT" "fds <0 1 2 3>" "the command holds its stdio only (no master, no socket)"
+	assert_eq 5 "$RC" "exit code through the pty ($OUT)"
+	assert_contains "$OUT" "got <hello world>" "the line typed in"
+	assert_contains "$OUT" "own-devpts" "the pty is the session's"
+	assert_contains "$OUT" "/dev/pts/" "tty inside"
+	on_tty --expect READY --send '\x03' -- "$CL" exec "$SID" -- sh -c 'echo READY; exec sleep 1000'
+	assert_eq 130 "$RC" "^C is the pty's: SIGINT to the command ($OUT)"
+	# a failure before the pty exists leaves the terminal as it was
+	on_tty -- bash -c 'b=$(stty -g); "$1" exec "$2" -w /nonexistent -- true; echo "rc=$?"
+		[ "$b" = "$(stty -g)" ] && echo restored' _ "$CL" "$SID"
+	assert_contains "$OUT" "rc=125" "exec failing on a terminal"
+	assert_contains "$OUT" "working directory /nonexistent"
+	assert_contains "$OUT" "restored"
+	"$CL" rm "$SID"
+}
+
+t_exec_tty_window_size_follows() {
+	mk
+	on_tty --size 24x80 --expect READY --resize 40x100 -- "$CL" exec "$SID" -- python3 -c 'import signal, os
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGWINCH])
+print("start", os.get_terminal_size(), "READY", flush=True)
+signal.sigwait([signal.SIGWINCH])
+print("now", os.get_terminal_size())'
+	assert_eq 0 "$RC" "exec: $OUT"
+	assert_contains "$OUT" "start os.terminal_size(columns=80, lines=24)" "initial size"
+	assert_contains "$OUT" "now os.terminal_size(columns=100, lines=40)" "size after SIGWINCH"
+	"$CL" rm "$SID"
+}
+
+# SIGTERM, SIGINT or SIGHUP to the client: the terminal is given back, the
+# client ends by that signal, and the command goes with it.
+t_exec_tty_restored_after_signals() {
+	local sig want m
+	mk
+	for sig in TERM:143 INT:130 HUP:129; do
+		want=${sig#*:}; sig=${sig%:*}; m=$(marker "sig$sig")
+		on_tty --expect READY --signal "$sig" -- bash -c 'trap "echo outer-$2" '"$sig"'
+			b=$(stty -g); "$1" exec "$3" -- sh -c "echo READY; sleep 1000; : $4"; echo "rc=$?"
+			[ "$b" = "$(stty -g)" ] && echo restored' _ "$CL" "$sig" "$SID" "$m"
+		assert_contains "$OUT" "rc=$want" "status after SIG$sig"
+		assert_contains "$OUT" "restored" "the caller's terminal after SIG$sig"
+		assert_gone "$m"
+	done
+	"$CL" rm "$SID"
+}
+
+# Only the fds that are a terminal get the pty; the others are passed as
+# they are.
+t_exec_tty_only_terminal_fds() {
+	mk
+	on_tty -- sh -c '"$1" exec "$2" -- sh -c "echo to-file; tty; echo err >&2" >"$3"' _ "$CL" "$SID" "$T_TMP/f"
+	assert_eq "to-file
+/dev/pts/0" "$(cat "$T_TMP/f")" "stdout to a file stays that file; stdin is the pty"
+	on_tty -- sh -c '"$1" exec "$2" -- sh -c "readlink /proc/self/fd/0; tty <&1" </dev/null' _ "$CL" "$SID"
+	assert_eq "/dev/null
+/dev/pts/0" "$OUT" "stdout only"
+	on_tty --expect READY --send 'abc\r' -- sh -c '"$1" exec "$2" -- sh -c "echo READY >&2; read x; echo got-\$x; readlink /proc/self/fd/1" | sed "s/^/piped: /"' _ "$CL" "$SID"
+	assert_contains "$OUT" "piped: got-abc" "stdin only: typed line"
+	assert_contains "$OUT" "piped: pipe:" "stdin only: stdout stays the pipe"
+	clr exec "$SID" -- sh -c 'tty; ls /dev/pts | tr "\n" " "' </dev/null
+	assert_eq "not a tty
+ptmx " "$OUT" "no pty without a terminal"
+	"$CL" rm "$SID"
+}
+
 if is_root; then
 
 # Every exec runs in the session's cgroup: the host sees the command there,
@@ -440,6 +757,30 @@ t_execs_share_the_session_cgroup() {
 	assert_contains "$ERR" "fork" "a fork past --pids 10 across two execs"
 	"$CL" rm "$SID"
 	assert_gone "$m"
+}
+# exec --json-status reports OOM kills and peak memory from the session's
+# cgroup: an OOM kill during this exec (not one before it), and a peak at
+# least what the command touched and at most the limit.
+t_exec_status_oom_and_peak() {
+	local peak
+	[ -x "$HELPERS/cg_hog" ] || fail "cg_hog helper not built (make check builds it)"
+	mk --memory 128m --memory-swap 128m --ro "$HELPERS:/h"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- /h/cg_hog mem 40
+	assert_eq 0 "$RC" "touching 40 MiB ($ERR)"
+	assert_eq False "$(py 'j["oom_killed"]' <"$T_TMP/st.json")" "oom_killed under the limit"
+	peak=$(py 'j["memory_peak_bytes"]' <"$T_TMP/st.json")
+	[ "$peak" -ge $((40 << 20)) ] && [ "$peak" -le $((128 << 20)) ] ||
+		fail "memory_peak_bytes $peak not within 40 MiB..128 MiB"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- /h/cg_hog mem 400
+	assert_eq 137 "$RC" "past the limit"
+	assert_eq "True 137 9" "$(py 'str(j["oom_killed"])+" "+str(j["exit_code"])+" "+str(j["signal"])' <"$T_TMP/st.json")" "status after the OOM kill"
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- true
+	assert_eq False "$(py 'j["oom_killed"]' <"$T_TMP/st.json")" "oom_killed of the next exec (the earlier kill is not its)"
+	"$CL" rm "$SID"
+	mk
+	clr exec "$SID" --json-status "$T_TMP/st.json" -- true
+	assert_eq "False None" "$(py 'str(j["oom_killed"])+" "+str(j["memory_peak_bytes"])' <"$T_TMP/st.json")" "a session without a cgroup"
+	"$CL" rm "$SID"
 }
 # Another user cannot connect (directory 0700), nor could it pass the
 # peer check if it could.

@@ -47,6 +47,20 @@ static const struct { const char *name; const char *buf; size_t len; size_t fds;
 	{"mkdir on put", R("put\0P/x\0D1\0"), 1, 0},
 	{"mkdir with another value", R("put\0P/x\0D2\0"), 1, -1},
 	{"mkdir on get", R("get\0P/x\0D1\0"), 1, -1},
+	{"pty on exec", R("exec\0C5\0Z24x80\0Atrue\0"), 3, 0},
+	{"pty mask 0", R("exec\0C0\0Atrue\0"), 3, -1},
+	{"pty mask 8", R("exec\0C8\0Atrue\0"), 3, -1},
+	{"pty mask two digits", R("exec\0C12\0Atrue\0"), 3, -1},
+	{"pty on put", R("put\0P/x\0C1\0"), 1, -1},
+	{"size without x", R("exec\0Z24\0Atrue\0"), 3, -1},
+	{"size without rows", R("exec\0Zx80\0Atrue\0"), 3, -1},
+	{"size negative", R("exec\0Z24x-1\0Atrue\0"), 3, -1},
+	{"size too large", R("exec\0Z65536x80\0Atrue\0"), 3, -1},
+	{"size with junk", R("exec\0Z24x80x1\0Atrue\0"), 3, -1},
+	{"tree on put", R("put\0P/x\0R1\0Nn\0"), 1, 0},
+	{"tree on get", R("get\0P/x\0R1\0"), 1, 0},
+	{"tree with another value", R("get\0P/x\0R2\0"), 1, -1},
+	{"tree on exec", R("exec\0R1\0Atrue\0"), 3, -1},
 };
 
 static void parse_rows(void)
@@ -83,6 +97,12 @@ static void fields(void)
 	static char put[] = "put\0P/w\0M750\0";
 	CHECK("put mode is octal", ss_req_parse(put, sizeof(put) - 1, fds, 1, &r, &err) == 0 &&
 	      r.mode == 0750);
+	static char pty[] = "exec\0C6\0Z40x100\0Atrue\0";
+	CHECK("pty fields", ss_req_parse(pty, sizeof(pty) - 1, fds, 3, &r, &err) == 0 &&
+	      r.pty_mask == 6 && r.rows == 40 && r.cols == 100);
+	static char plain[] = "exec\0Atrue\0";
+	CHECK("no pty by default", ss_req_parse(plain, sizeof(plain) - 1, fds, 3, &r, &err) == 0 &&
+	      r.pty_mask == 0 && !r.tree);
 }
 
 /* More arguments than the parser takes: refused, never written past. */
