@@ -43,20 +43,7 @@ RW_ID=()
 if [ "$(id -u)" = 0 ] && ! "$CL" run --rw "$D/tmp" -- true 2>/dev/null; then RW_ID=(--host-root); fi
 
 bad() { echo "FAIL soak run $i ($what): $*"; fails=$((fails + 1)); }
-procs_with() {  # marker -> pids of processes whose command line has it
-	local f out=""
-	# (markers are [a-z0-9-]: "c[l]soak-..." matches them but not this
-	# grep's own command line)
-	for f in $(grep -ls -- "${1:0:1}[${1:1:1}]${1:2}" /proc/[0-9]*/cmdline); do
-		f=${f#/proc/}; f=${f%/cmdline}
-		[ "$f" = $$ ] || [ "$f" = "$BASHPID" ] || out="$out $f"
-	done
-	echo "$out"
-}
-# Waits (polling, up to 30 s: a killed run is reaped asynchronously) until
-# "$@" succeeds.
-settle() { local end=$((SECONDS + 30)); until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.02; done; }
-no_procs() { [ -z "$(procs_with "$1" | tr -d ' ')" ]; }
+. "$TOP/tests/soak/soak_lib.sh"
 not_listening() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 free_port() { local p; while :; do p=$((20000 + RANDOM % 30000)); not_listening $p && { echo $p; return; }; done; }
 # Setup syscalls to break, and errnos to break them with.

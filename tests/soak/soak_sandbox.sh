@@ -51,17 +51,7 @@ bad() {
 		echo "    (run $n was: ${whats[n]:-?})"
 	done
 }
-procs_with() {  # marker -> pids of processes whose command line has it
-	local f out=""
-	for f in $(grep -ls -- "${1:0:1}[${1:1:1}]${1:2}" /proc/[0-9]*/cmdline); do
-		f=${f#/proc/}; f=${f%/cmdline}
-		[ "$f" = $$ ] || [ "$f" = "$BASHPID" ] || out="$out $f"
-	done
-	echo "$out"
-}
-# Polls (up to 30 s: a killed run is reaped asynchronously) until "$@" holds.
-settle() { local end=$((SECONDS + 30)); until "$@"; do [ $SECONDS -lt $end ] || return 1; sleep 0.02; done; }
-no_procs() { [ -z "$(procs_with "$1" | tr -d ' ')" ]; }
+. "$TOP/tests/soak/soak_lib.sh"
 
 # Syscalls to break: the launch, the ship (copy of the request), the
 # collect (result bundle reads), the state database (SQLite's I/O and
