@@ -73,11 +73,22 @@ static bool checksum_ok(const unsigned char *h)
 	return sum == want;
 }
 
+/* Length of a NUL-padded header field of at most max bytes. (Not strnlen
+ * on h + offset: some GCC builds then take the field for a 0-byte object.) */
+static int field_len(const unsigned char *f, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && f[n])
+		n++;
+	return (int)n;
+}
+
 /* name (100) or, in POSIX ustar, prefix (155) "/" name. */
 static void header_name(const unsigned char *h, char *out, size_t len)
 {
-	int nl = (int)strnlen((const char *)h, 100);
-	int pl = (int)strnlen((const char *)h + 345, 155);
+	int nl = field_len(h, 100);
+	int pl = field_len(h + 345, 155);
 
 	if (memcmp(h + 257, "ustar\0", 6) == 0 && pl)
 		snprintf(out, len, "%.*s/%.*s", pl, (const char *)h + 345, nl, (const char *)h);
