@@ -286,7 +286,7 @@ static int recv_file(struct walk *w, int dfd, const char *name, const struct rec
 static int recv_dir(struct walk *w, int dfd, int depth, uint32_t *mode, cl_error *err)
 {
 	char name[NAME_MAX + 1], target[PATH_MAX];
-	struct rec r;
+	struct rec r = {0};
 
 	if (depth > SS_TREE_MAX_DEPTH)
 		return cl_fail(err, 0, "%s: nested deeper than %d directories", w->path,
@@ -294,7 +294,7 @@ static int recv_dir(struct walk *w, int dfd, int depth, uint32_t *mode, cl_error
 	for (;;) {
 		size_t len;
 		int rc = 0, fd;
-		uint32_t m;
+		uint32_t m = 0;   /* set by recv_dir on success (gcc -O3 cannot tell) */
 		/* -EPIPE tells the caller the sender stopped: its own error
 		 * says why, not ours. */
 		if (get_rec(w, &r) < 0) {
@@ -341,7 +341,7 @@ static int recv_dir(struct walk *w, int dfd, int depth, uint32_t *mode, cl_error
 int ss_tree_recv(int in, int dirfd, cl_error *err)
 {
 	static struct walk w;
-	uint32_t mode;
+	uint32_t mode = 0;
 	int rc;
 
 	memset(&w, 0, sizeof(w));
