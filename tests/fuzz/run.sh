@@ -12,6 +12,8 @@ BF=${BUILD_FUZZ:-$TOP/build-fuzz}
 SECS=${FUZZ_SECONDS:-60}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Leaks inside libseccomp itself are suppressed (tests/fuzz/lsan.supp says why).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$TOP/tests/fuzz/lsan.supp:print_suppressions=0}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=($(cd "$TOP/tests/fuzz" && ls fuzz_*.c | sed 's/\.c$//'))
 mkdir -p "$BF/artifacts" "$BF/logs"
