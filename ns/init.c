@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,17 +120,28 @@ _Noreturn static void cmd_fail(struct ns_child *c, uint32_t type, int errnum, co
 	_exit(code);
 }
 
-/* Only sigaction: this runs in init's vfork child, whose signal handlers
- * are its own (vfork does not share them). */
+/* The kernel's struct sigaction (rt_sigaction(2)): libc's wrapper refuses
+ * glibc's own two real-time signals, which an ignoring parent (an ASan
+ * runtime's, say) can also have left ignored. */
+struct k_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	uint64_t mask;
+};
+
+/* Raw rt_sigaction only: this runs in init's vfork child, whose signal
+ * handlers are its own (vfork does not share them). */
 void ns_reset_ignored_signals(void)
 {
-	const struct sigaction dfl = {.sa_handler = SIG_DFL};
-	struct sigaction cur;
+	const struct k_sigaction dfl = {.handler = SIG_DFL};
+	struct k_sigaction cur;
 
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &cur) == 0 &&
-		    cur.sa_handler == SIG_IGN)
-			sigaction(sig, &dfl, NULL);
+	for (int sig = 1; sig <= 64; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP &&
+		    syscall(SYS_rt_sigaction, sig, NULL, &cur, sizeof(cur.mask)) == 0 &&
+		    cur.handler == SIG_IGN)
+			syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask));
 }
 
 _Noreturn static void cmd_exec(struct ns_child *c)
