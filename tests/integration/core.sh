@@ -232,14 +232,16 @@ t_signal_forwarded() {
 
 # Signals the caller ignores (a background job's SIGINT and SIGQUIT, nohup's
 # SIGHUP) are back at their default action in the sandbox; bwrap mode
-# keeps them ignored, exactly as Debian's bwrap does.
+# keeps them ignored, exactly as Debian's bwrap does. (What else the caller
+# ignores depends on who started the suite: make's recipe shells already
+# have glibc's signals 32 and 33 ignored, so bwrap is compared with bwrap.)
 t_ignored_signals_not_inherited() {
-	local ign='trap "" INT QUIT HUP USR1; exec "$@"'
+	local ign='trap "" INT QUIT HUP USR1; exec "$@"' bw deb
 	assert_eq "SigIgn:	0000000000000000" "$(bash -c "$ign" _ "$CL" run -- grep SigIgn /proc/self/status)" "run"
-	assert_eq "SigIgn:	0000000000000207" \
-		"$(bash -c "$ign" _ "$CL" bwrap --ro-bind / / --unshare-pid grep SigIgn /proc/self/status)" "bwrap mode"
-	assert_eq "SigIgn:	0000000000000207" \
-		"$(bash -c "$ign" _ /usr/bin/bwrap --ro-bind / / --unshare-pid grep SigIgn /proc/self/status)" "Debian's bwrap"
+	bw=$(bash -c "$ign" _ "$CL" bwrap --ro-bind / / --unshare-pid grep SigIgn /proc/self/status)
+	deb=$(bash -c "$ign" _ /usr/bin/bwrap --ro-bind / / --unshare-pid grep SigIgn /proc/self/status)
+	assert_eq "$deb" "$bw" "bwrap mode, against Debian's bwrap"
+	[ $((0x${bw##*[[:space:]]} & 0x207)) = $((0x207)) ] || fail "bwrap mode lost the ignored INT QUIT HUP USR1: $bw"
 }
 
 t_die_with_parent() {
