@@ -17,6 +17,11 @@ chmod -R a+rX "$W"; chmod 755 "$W"
 # The guest's init leaves loopback down; the network suite needs the
 # host side (here: the guest's root netns) to have it.
 ip link set lo up
+# The guest's / (and so root's $HOME) is the host's, read-only over 9p: the
+# state and cache dirs go where a host keeps them, on a writable local fs
+# (a workspace's upper dir cannot live on the read-only 9p mount).
+mkdir -p "$W/state" "$W/cache"
+export XDG_STATE_HOME=$W/state XDG_CACHE_HOME=$W/cache
 timed() {  # label command...: runs it, then says how long it took
 	local t=$SECONDS
 	"$@"

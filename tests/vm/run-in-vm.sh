@@ -55,6 +55,10 @@ done
 for a in $(cat /proc/cmdline); do case $a in cg2.job=*) J=${a#cg2.job=};; esac; done
 /bin/sh "$J/job" </dev/null >/dev/cg2.1 2>/dev/cg2.2   # the host's shell and PATH, as on the host
 echo "$?" > /dev/cg2.3
+# The ports' last bytes may still sit in the virtqueues (a guest write
+# returns before qemu has taken them): poweroff -f at once lost the end of
+# stdout on a loaded host. Give qemu a moment to drain them first.
+sync; sleep 3
 poweroff -f
 EOF
 chmod +x "$T/ir/init"
