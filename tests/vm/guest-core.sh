@@ -35,7 +35,7 @@ for s in $SUITES; do
 done
 if id "$U" >/dev/null 2>&1; then
 	for s in tests/integration/core.sh tests/security/escape.sh; do
-		timed runuser -u "$U" -- env PATH=/usr/sbin:/usr/bin:/sbin:/bin TFILE_PREFIX=vm-user- \
+		timed runuser -u "$U" -- env -u XDG_STATE_HOME -u XDG_CACHE_HOME PATH=/usr/sbin:/usr/bin:/sbin:/bin TFILE_PREFIX=vm-user- \
 			bash "$W/$s" </dev/null
 	done
 else
