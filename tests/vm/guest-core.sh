@@ -9,7 +9,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 U=${CLOISTER_TEST_USER:-cloister-test}
 # A world-readable copy: the user must reach the binaries and scripts.
-W=$(mktemp -d /tmp/vmcore.XXXXXX)
+W=$(mktemp -d /var/tmp/vmcore.XXXXXX)
 mkdir -p "$W/build"
 cp -a "$TOP/build/cloister" "$TOP/build/tests" "$W/build/"
 cp -a "$TOP/tests" "$W/"
@@ -17,11 +17,13 @@ chmod -R a+rX "$W"; chmod 755 "$W"
 # The guest's init leaves loopback down; the network suite needs the
 # host side (here: the guest's root netns) to have it.
 ip link set lo up
-# The guest's / (and so root's $HOME) is the host's, read-only over 9p: the
-# state and cache dirs go where a host keeps them, on a writable local fs
-# (a workspace's upper dir cannot live on the read-only 9p mount).
-mkdir -p "$W/state" "$W/cache"
-export XDG_STATE_HOME=$W/state XDG_CACHE_HOME=$W/cache
+# The guest's / is an overlay of the host's / (9p): the tests' /tmp (and
+# their workspaces, whose upper dirs cannot be made on it) goes on a tmpfs
+# of its own, as on most hosts, and so do root's state and cache dirs.
+# After the copy above: $TOP may itself be under /tmp.
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mkdir -p /tmp/.vm-state /tmp/.vm-cache
+export XDG_STATE_HOME=/tmp/.vm-state XDG_CACHE_HOME=/tmp/.vm-cache
 timed() {  # label command...: runs it, then says how long it took
 	local t=$SECONDS
 	"$@"
@@ -29,7 +31,7 @@ timed() {  # label command...: runs it, then says how long it took
 }
 # session.sh as root: a session's execs are cloned into its cgroup with
 # CLONE_INTO_CGROUP, which only a cgroup v2 host exercises.
-SUITES="tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh tests/integration/session.sh"
+SUITES=${VM_SUITES:-"tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh tests/integration/session.sh"}
 for s in $SUITES; do
 	timed env TFILE_PREFIX=vm- bash "$W/$s" </dev/null
 done
