@@ -145,8 +145,10 @@ srt_settings() {  # ALLOWED_DOMAINS_JSON
 	printf '{"network":{"allowedDomains":%s,"deniedDomains":[]},"filesystem":{"denyRead":["%s"],"allowWrite":["%s"],"denyWrite":[]}}\n' \
 		"$1" "$T_TMP/outside" "$T_TMP/ws" >"$T_TMP/srt.json"
 }
+# srt keeps its proxy sockets and an empty dir in TMPDIR; a SIGKILLed srt
+# cannot remove them, so they go in the test's own dir, not the host's /tmp.
 srt_run() {
-	(cd "$T_TMP/ws" && exec env PATH="$IPATH" ${TO:-} "$BIN/srt" -s "$T_TMP/srt.json" -c "$1")
+	(cd "$T_TMP/ws" && exec env PATH="$IPATH" TMPDIR="$T_TMP/tmp" ${TO:-} "$BIN/srt" -s "$T_TMP/srt.json" -c "$1")
 }
 srt_scenarios() {
 	srt_settings '[]'

@@ -101,14 +101,20 @@ open(p, "w").write(s)' "$1/test-run.sh"
 # Runs SCRIPT with BWRAP=$2 from the tests in $4; leaves the TAP lines in
 # $3.tap, the exit status in $3.rc and everything in $3.log.
 run_script() {
-	local s=$1 bw=$2 out=$3 dir=$4 interp=bash
+	local s=$1 bw=$2 out=$3 dir=$4 interp=bash had f
 	case $s in *.py) interp=$PY ;; esac
+	# test-run.sh leaves a /tmp/bwrap-test-XXXXXXXX of its own behind
+	# each run; those this run made (and only those) are removed after it.
+	had=$(printf '%s\n' /tmp/bwrap-test-*)
 	(
 		cd "$dir" &&
 		BWRAP=$bw G_TEST_SRCDIR="$UP/src" G_TEST_BUILDDIR="$UP/build" BWRAP_MUST_WORK=1 \
 			timeout -k 10 "$SCRIPT_TIMEOUT" "$interp" "./$s" </dev/null
 	) >"$out.log" 2>&1
 	echo $? >"$out.rc"
+	for f in /tmp/bwrap-test-*; do
+		[ -O "$f" ] && [ -f "$f" ] && ! grep -qxF -- "$f" <<<"$had" && rm -f -- "$f"
+	done
 	# TAP results without their numbers: "ok 3 - x" and "ok - x" are one.
 	grep -E '^(not )?ok( |$)|^1\.\.' "$out.log" | sed -E 's/^(not )?ok [0-9]+/\1ok/' >"$out.tap"
 }

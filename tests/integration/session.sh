@@ -524,6 +524,25 @@ t_workspace_diff_at_rm() {
 	[ ! -e "$W/x" ] || fail "the host DIR was written"
 }
 
+# Where an overlay cannot be made (an overlay-backed /tmp, a kernel
+# without unprivileged overlay), a session's workspace is a copy, as a
+# run's is: the same bundle at rm, the host DIR untouched meanwhile.
+t_workspace_copy_mode() {
+	local W=$T_TMP/ws
+	export CLOISTER_STATE_DIR=$T_TMP/state CLOISTER_WORKSPACE_MODE=copy
+	mkdir -p "$W/sub"; echo base >"$W/a.txt"; echo keep >"$W/sub/k.txt"
+	mk --workspace "$W" --diff-out "$T_TMP/b.json"
+	# the copy holds the whole tree (an overlay's upper only what changed)
+	[ -f "$(echo "$T_TMP"/state/workspaces/*/upper/sub/k.txt)" ] || fail "no copy of DIR in the state dir"
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo changed >"$W/a.txt"; echo new >"$W/n.txt"; rm "$W/sub/k.txt"' ||
+		fail "changing the workspace"
+	assert_eq "base keep" "$(echo $(cat "$W/a.txt" "$W/sub/k.txt"))" "the host DIR while the session runs"
+	clr rm "$SID"; assert_eq 0 "$RC" "rm ($ERR)"
+	assert_eq "a.txt:modify n.txt:add sub/k.txt:delete" \
+		"$(py '" ".join(sorted(p["path"]+":"+p["operation"] for p in j["patches"]))' <"$T_TMP/b.json")" "the bundle"
+	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after rm"
+}
+
 # The runtime directory and the socket are the user's alone; a directory
 # somebody else could get at is refused rather than used.
 t_control_dir_is_private() {
