@@ -19,6 +19,7 @@
 #include "src/cli.h"
 #include "src/parse.h"
 #include "src/runtime.h"
+#include "src/workspace/snapshot.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -27,7 +28,7 @@ enum {
 	O_GID, O_HOSTNAME, O_CAP_ADD, O_CAP_DROP, O_TIMEOUT, O_JSON_STATUS, O_DRY_RUN, O_JSON,
 	O_MEMORY, O_MEMORY_SWAP, O_CPUS, O_PIDS, O_CGROUP_PARENT, O_SECCOMP, O_SECCOMP_BPF,
 	O_ALLOW_NESTED, O_PUBLISH, O_FORWARD_OUT, O_OUTPUT_LIMIT, O_WORKSPACE, O_DIFF_OUT,
-	O_RUNTIME, O_IMAGE, O_HOST_ROOT,
+	O_RUNTIME, O_IMAGE, O_HOST_ROOT, O_SNAPSHOT,
 };
 
 static const struct option run_options[] = {
@@ -62,6 +63,7 @@ static const struct option run_options[] = {
 	{"output-limit", required_argument, NULL, O_OUTPUT_LIMIT},
 	{"workspace", required_argument, NULL, O_WORKSPACE},
 	{"diff-out", required_argument, NULL, O_DIFF_OUT},
+	{"snapshot", required_argument, NULL, O_SNAPSHOT},
 	{"runtime", required_argument, NULL, O_RUNTIME},
 	{"image", required_argument, NULL, O_IMAGE},
 	{"host-root", no_argument, NULL, O_HOST_ROOT},
@@ -79,7 +81,7 @@ void cl_cli_run_usage(FILE *f)
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
 	      "  --runtime auto|native|docker|codeplane  --image IMAGE (docker)\n"
-	      "  --workspace DIR  --diff-out FILE  --dry-run --json  --host-root\n"
+	      "  --workspace DIR  --snapshot ID  --diff-out FILE  --dry-run --json  --host-root\n"
 	      "See cloister(1).\n", f);
 }
 
@@ -349,6 +351,11 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 		if (!v[0])
 			return cl_fail(err, 0, "--diff-out: expected a file name");
 		return xstrdup_set(&p->diff_out, v) ? 0 : cl_fail(err, ENOMEM, "--diff-out");
+	case O_SNAPSHOT:
+		if (!ws_snap_id_ok(v))
+			return cl_fail(err, 0, "--snapshot '%s': expected a snapshot id (1 to 64 letters, "
+			               "digits, '.', '_', '-', the first a letter or digit)", v);
+		return xstrdup_set(&p->ws_snapshot, v) ? 0 : cl_fail(err, ENOMEM, "--snapshot");
 	case O_RUNTIME:
 		if (cl_runtime_parse(v) < 0)
 			return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
@@ -489,6 +496,8 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 		root_identity(p, &rs, n_default);
 	if (rc == 0 && p->diff_out && !p->workspace)
 		rc = cl_fail(err, 0, "--diff-out needs --workspace DIR (the directory whose changes it records)");
+	if (rc == 0 && p->ws_snapshot && !p->workspace)
+		rc = cl_fail(err, 0, "--snapshot needs --workspace DIR (where the snapshot's tree is seen)");
 	cl_strv_free(rs.envs);
 	if (rc < 0 || o->help)
 		return rc;

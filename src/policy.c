@@ -315,6 +315,7 @@ void cl_policy_free(struct cl_policy *p)
 	free(p->json_status_path);
 	free(p->workspace);
 	free(p->diff_out);
+	free(p->ws_snapshot);
 	free(p->image);
 	for (size_t i = 0; i < p->hooks.n_seccomp_fds; i++)
 		close(p->hooks.seccomp_fds[i]);

@@ -166,6 +166,7 @@ struct cl_policy {
 	/* Workspace capture. */
 	char *workspace;
 	char *diff_out;
+	char *ws_snapshot;        /* --snapshot ID: the workspace's tree is that snapshot's */
 
 	/* Executor choice. */
 	enum cl_runtime runtime;

@@ -249,7 +249,7 @@ static int start(struct cl_policy *p, const struct create_opts *o)
 	/* Here, in the caller's directory (DIR may be relative): the overlay's
 	 * state, and its mount added to p. The supervisor inherits it, and
 	 * with its fds the lock that marks it in use for `cloister gc`. */
-	if (p->workspace && ws_run_prepare(p, &w, NULL, &err) < 0) {
+	if (p->workspace && ws_run_prepare(p, &w, p->ws_snapshot, &err) < 0) {
 		cl_error_print(&err);
 		return EXIT_SETUP;
 	}

@@ -30,7 +30,7 @@ int ws_run_native(struct cl_policy *p, struct cl_status *st, bool *after, cl_err
 	if (p->runtime == CL_RT_DOCKER || p->runtime == CL_RT_CODEPLANE)
 		return cl_fail(err, 0, "--workspace needs the native runtime (--runtime %s has no "
 		               "workspace overlay)", p->runtime == CL_RT_DOCKER ? "docker" : "codeplane");
-	if ((rc = ws_run_prepare(p, &w, NULL, err)) < 0)
+	if ((rc = ws_run_prepare(p, &w, p->ws_snapshot, err)) < 0)
 		return rc;
 	rc = cl_executor_run(&cl_native_executor, p, st, err);
 	/* The executor returns once the sandbox's pid namespace is gone:

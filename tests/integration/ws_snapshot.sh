@@ -332,4 +332,47 @@ t_sparse_file_stays_sparse() {
 	[ "$(stat -c %b "$f")" -lt 2048 ] || fail "the seeded base's copy takes $(stat -c %b "$f") blocks"
 }
 
+# `cloister run --workspace DIR --snapshot ID` and `create ... --snapshot
+# ID`: the snapshot's tree at DIR, the diff relative to it, DIR untouched;
+# a bad or unknown id or a missing --workspace is refused and leaves
+# nothing; a session holds its snapshot until rm.
+t_run_and_create_start_from_a_snapshot() {
+	local WSR=() ck
+	setup
+	sticky_w1
+	clr workspace snapshot w1 --id base1; assert_eq 0 "$RC" "snapshot ($ERR)"
+	# as in workspace.sh: root keeps host root, so the overlay is tested
+	is_root && WSR=(--host-root)
+	ck="test \"\$(cat $P/src/file.txt)\" = changed && test ! -e $P/gone.txt && test ! -e $P/olddir/x"
+	clr run "${WSR[@]}" --workspace "$P" --snapshot base1 --diff-out "$T_TMP/d.json" -- \
+		sh -c "$ck && echo more >>$P/kept.txt"
+	assert_eq 0 "$RC" "run from the snapshot ($ERR)"
+	assert_eq "kept.txt:modify" "$(py '" ".join(p["path"]+":"+p["operation"] for p in j["patches"])' <"$T_TMP/d.json")" \
+		"the run's diff is relative to the snapshot"
+	assert_eq "original same" "$(echo $(cat "$P/src/file.txt" "$P/kept.txt"))" "DIR untouched"
+	for bad in nosuch 'a/b' ''; do
+		clr run "${WSR[@]}" --workspace "$P" --snapshot "$bad" -- true
+		assert_eq 125 "$RC" "--snapshot '$bad'"
+		assert_eq 1 "$(printf '%s\n' "$ERR" | grep -c .)" "one line for '$bad': $ERR"
+	done
+	assert_contains "$(clr run --workspace "$P" --snapshot nosuch -- true; echo "$ERR")" "no workspace snapshot nosuch"
+	clr run --snapshot base1 -- true
+	assert_eq 125 "$RC" "--snapshot without --workspace"
+	assert_contains "$ERR" "--snapshot needs --workspace"
+	assert_eq "sticky-w1" "$(ls -A "$CLOISTER_STATE_DIR/workspaces")" "state left by the refusals"
+	# A session: every exec sees the snapshot; it is held until rm.
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	clr create "${WSR[@]}" --workspace "$P" --snapshot base1 --diff-out "$T_TMP/s.json"
+	assert_eq 0 "$RC" "create from the snapshot ($ERR)"
+	local sid=$OUT
+	"$CL" exec "$sid" -- sh -c "$ck && echo n >$P/n.txt" || { "$CL" rm "$sid"; fail "exec in the session"; }
+	clr workspace rm-snapshot base1
+	assert_eq 125 "$RC" "rm-snapshot while a session holds it"
+	clr rm "$sid"; assert_eq 0 "$RC" "rm ($ERR)"
+	assert_eq "n.txt:add" "$(py '" ".join(p["path"]+":"+p["operation"] for p in j["patches"])' <"$T_TMP/s.json")" \
+		"the session's diff is relative to the snapshot"
+	clr workspace rm-snapshot base1; assert_eq 0 "$RC" "rm-snapshot after rm ($ERR)"
+	assert_eq "sticky-w1" "$(ls -A "$CLOISTER_STATE_DIR/workspaces")" "state left"
+}
+
 run_tests
