@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,24 +137,6 @@ int cp_spec_ship(struct cp *w, cl_error *err)
 	return transfer_end(w, "shipping the request bundle", status, timed_out, sig, err);
 }
 
-/* Empties result/ after a refused stream: no half-made bundle stays. */
-static void empty_dir(int dfd)
-{
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			sb_remove_tree_at(dfd, de->d_name);
-	closedir(d);
-}
-
 struct pump {
 	struct sb_tar tar;
 	struct sb_tar_dest dest;
@@ -254,6 +235,6 @@ int cp_spec_collect(struct cp *w, cl_error *err)
 	else
 		rc = transfer_end(w, "collecting the result bundle", status, false, 0, err);
 	if (rc < 0)
-		empty_dir(res);
+		sb_empty_dir(res);   /* no half-made bundle stays */
 	return rc;
 }

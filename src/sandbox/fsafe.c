@@ -246,6 +246,33 @@ int sb_remove_tree_at(int parent, const char *name)
 	return rc;
 }
 
+DIR *sb_opendir_fd(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
+void sb_empty_dir(int dirfd)
+{
+	DIR *d = sb_opendir_fd(dirfd);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			sb_remove_tree_at(dirfd, de->d_name);
+	closedir(d);
+}
+
 int sb_mkdirs_at(int parent, const char *rel)
 {
 	char buf[PATH_MAX];

@@ -3,6 +3,7 @@
 #ifndef SB_FSAFE_H
 #define SB_FSAFE_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,13 @@ int sb_each_entry(int dfd, const char *dir_rel, enum sb_code code, const char *w
  * following a symlink; a directory the caller owns but cannot read or
  * search (a sandbox made it 0500) is made 0700 first. */
 int sb_remove_tree_at(int dirfd, const char *name);
+/* A directory stream of dirfd itself, on an open file description of its
+ * own (its offset is not dirfd's); NULL with errno set. The caller
+ * closedir()s it; dirfd stays open. */
+DIR *sb_opendir_fd(int dirfd);
+/* Removes everything in dirfd (sb_remove_tree_at on each entry), best
+ * effort: what cannot be removed stays. */
+void sb_empty_dir(int dirfd);
 /* Opens (creating, mode 0755) each directory of rel below dirfd with
  * O_NOFOLLOW; returns an fd of the last one, or -errno (-ELOOP: a symlink). */
 int sb_mkdirs_at(int dirfd, const char *rel);

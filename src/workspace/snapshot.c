@@ -83,16 +83,11 @@ bool ws_snap_exists(const char *id)
 /* Removes the leftovers of killed commands that nobody holds locked. */
 static void sweep(int sdir, bool verbose)
 {
-	int fd = dup(sdir);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = sb_opendir_fd(sdir);
 	struct dirent *de;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
-	rewinddir(d);   /* the dup shares the offset */
 	while ((de = readdir(d))) {
 		if (strncmp(de->d_name, ".tmp-", 5) && strncmp(de->d_name, ".rm-", 4))
 			continue;
