@@ -302,17 +302,13 @@ static int validate_fd(int bfd, const char *path, struct sb_bundle *b, struct sb
 	return check_logs(bfd, b, path, e);
 }
 
-int sb_bundle_validate(const char *path, struct sb_bundle *b, struct sb_error *e)
+/* The bundle dir as opened (bfd < 0: not; link: because of a symlink)
+ * into the two refusals both entry points share, or validated. */
+static int validate_opened(int bfd, bool link, const char *path, struct sb_bundle *b, struct sb_error *e)
 {
-	cl_autoclose int bfd = -1;
 	int rc;
 
-	memset(b, 0, sizeof(*b));
-	if (!path || path[0] != '/')
-		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Sandbox bundle path must be absolute.");
-	bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-	if (bfd < 0 && (errno == ELOOP || (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))))
+	if (link)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "bundlePath", path),
 		               "Sandbox bundle may not be a symlink.");
 	if (bfd < 0)
@@ -324,24 +320,29 @@ int sb_bundle_validate(const char *path, struct sb_bundle *b, struct sb_error *e
 	return rc;
 }
 
+int sb_bundle_validate(const char *path, struct sb_bundle *b, struct sb_error *e)
+{
+	cl_autoclose int bfd = -1;
+	struct stat st;
+	bool link;
+
+	memset(b, 0, sizeof(*b));
+	if (!path || path[0] != '/')
+		return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Sandbox bundle path must be absolute.");
+	bfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* errno of the open, before lstat can change it */
+	link = bfd < 0 && (errno == ELOOP || (errno == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)));
+	return validate_opened(bfd, link, path, b, e);
+}
+
 int sb_bundle_validate_at(int dirfd, const char *rel, const char *path, struct sb_bundle *b,
                           struct sb_error *e)
 {
 	cl_autoclose int bfd = -1;
-	int rc;
 
 	memset(b, 0, sizeof(*b));
 	bfd = sb_open_beneath(dirfd, rel, O_RDONLY | O_DIRECTORY);
-	if (bfd == -ELOOP || bfd == -EXDEV)
-		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "bundlePath", path),
-		               "Sandbox bundle may not be a symlink.");
-	if (bfd < 0)
-		return sb_fail(e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "bundlePath", path),
-		               "Sandbox bundle is missing README.md");
-	rc = validate_fd(bfd, path, b, e);
-	if (rc < 0)
-		sb_bundle_free(b);
-	return rc;
+	return validate_opened(bfd, bfd == -ELOOP || bfd == -EXDEV, path, b, e);
 }
 
 void sb_bundle_free(struct sb_bundle *b)
