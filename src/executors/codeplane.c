@@ -185,6 +185,20 @@ static int identity(struct cp *w, const struct cl_policy *p, cl_error *err)
 	return 0;
 }
 
+/* Gives back what create took: the name's lock (the next run with this
+ * name may take the workspace), the signalfd and mask, the token's bytes. */
+static void release(struct cp *w)
+{
+	if (w->lock_fd >= 0)
+		close(w->lock_fd);
+	if (w->sig_fd >= 0)
+		close(w->sig_fd);
+	if (w->mask_set)
+		sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+	memset(w->cfg.token, 0, sizeof(w->cfg.token));
+	free(w);
+}
+
 static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
 {
 	struct cp *w = calloc(1, sizeof(*w));
@@ -224,13 +238,7 @@ static int cp_create(const struct cl_policy *p, void **state, cl_error *err)
 	if (rc > 0)
 		rc = 0;
 	if (rc < 0) {
-		if (w->lock_fd >= 0)
-			close(w->lock_fd);
-		if (w->sig_fd >= 0)
-			close(w->sig_fd);
-		if (w->mask_set)
-			sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
-		free(w);
+		release(w);
 		return rc;
 	}
 	*state = w;
@@ -501,14 +509,7 @@ static void cp_cleanup(void *state)
 		cl_error_print(&err);
 	}
 	/* After the suspend: the next run with this name may now take it. */
-	if (w->lock_fd >= 0)
-		close(w->lock_fd);
-	if (w->sig_fd >= 0)
-		close(w->sig_fd);
-	if (w->mask_set)
-		sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
-	memset(w->cfg.token, 0, sizeof(w->cfg.token));
-	free(w);
+	release(w);
 }
 
 const struct cl_executor cl_codeplane_executor = {
