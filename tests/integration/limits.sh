@@ -171,29 +171,44 @@ t_no_leak_after_setup_failure() {
 
 # SIGKILL of cloister: the sandbox dies with it (parent-death signal) but
 # nobody removes the cgroup; `cloister gc` (or the next run) does.
+# Root branches: the run's cgroups go under a parent of this test's own
+# (--cgroup-parent): any other root launch on the host sweeps dead runs'
+# cgroups beside its own, so under the shared default parent a concurrent
+# make check (or any root cloister user) could remove ours first.
+own_parent() {  # -> PAR, made in the memory hierarchy; removed at exit
+	PAR=/cltest-gc-$$-$RANDOM
+	mkdir "/sys/fs/cgroup/memory$PAR" || fail "cannot make $PAR"
+	trap 'rmdir /sys/fs/cgroup/memory$PAR/* /sys/fs/cgroup/memory$PAR 2>/dev/null' EXIT
+}
+par_dirs_of() { local d; for d in /sys/fs/cgroup/memory"$PAR"/cloister-"$1"-*; do [ -d "$d" ] && echo "$d"; done; }
+
 t_sigkill_then_gc() {
 	local m dirs
 	m=$(marker gc)
 	mkfifo gate
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "read x; : $m" <gate >out 2>err &
-	PID=$!
-	exec 9>gate   # held open: the sandbox only ends by the kill below
 	if ! is_root; then
+		"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "read x; : $m" <gate >out 2>err &
+		PID=$!
+		exec 9>gate
 		wait $PID; RC=$?; ERR=$(cat err); assert_limit_refused --memory
 		clr gc; assert_eq 0 "$RC" "gc exit code"; assert_contains "$OUT" "cloister gc: removed"
 		return
 	fi
-	wait_until procs_in "/sys/fs/cgroup/memory/cloister/$PID-*" || fail "sandbox not in its cgroup"
-	dirs=$(cg_dirs_of $PID)
+	own_parent
+	"$CL" "${RUN[@]}" --memory 64m --cgroup-parent "$PAR" -- /bin/sh -c "read x; : $m" <gate >out 2>err &
+	PID=$!
+	exec 9>gate   # held open: the sandbox only ends by the kill below
+	wait_until procs_in "/sys/fs/cgroup/memory$PAR/cloister-$PID-*" || fail "sandbox not in its cgroup"
+	dirs=$(par_dirs_of $PID)
 	[ -n "$dirs" ] || fail "no cgroup while running"
 	kill -9 $PID; wait $PID 2>/dev/null
 	wait_until no_procs_in $dirs || fail "sandbox processes outlived SIGKILL of cloister"
 	assert_gone "$m"
-	assert_eq "$dirs" "$(cg_dirs_of $PID)" "cgroup left by the killed run (what gc is for)"
-	clr gc
+	assert_eq "$dirs" "$(par_dirs_of $PID)" "cgroup left by the killed run (what gc is for)"
+	clr gc --cgroup-parent "$PAR"
 	assert_eq 0 "$RC" "gc exit code"
-	assert_contains "$OUT" "removed /sys/fs/cgroup/memory/cloister/$PID-"
-	assert_eq "" "$(cg_dirs_of $PID)" "cgroup dirs left after gc"
+	assert_contains "$OUT" "removed /sys/fs/cgroup/memory$PAR/cloister-$PID-"
+	assert_eq "" "$(par_dirs_of $PID)" "cgroup dirs left after gc"
 }
 
 t_sigkill_then_next_run_sweeps() {
@@ -202,18 +217,19 @@ t_sigkill_then_next_run_sweeps() {
 	if ! is_root; then
 		clr_bg "${RUN[@]}" --cpus 1 -- /bin/true; assert_limit_refused --cpus; return
 	fi
+	own_parent
 	mkfifo gate
-	"$CL" "${RUN[@]}" --memory 64m -- /bin/sh -c "read x; : $m" <gate >out 2>err &
+	"$CL" "${RUN[@]}" --memory 64m --cgroup-parent "$PAR" -- /bin/sh -c "read x; : $m" <gate >out 2>err &
 	pid1=$!
 	exec 9>gate
-	wait_until procs_in "/sys/fs/cgroup/memory/cloister/$pid1-*" || fail "sandbox not in its cgroup"
+	wait_until procs_in "/sys/fs/cgroup/memory$PAR/cloister-$pid1-*" || fail "sandbox not in its cgroup"
 	kill -9 $pid1; wait $pid1 2>/dev/null
-	dirs=$(cg_dirs_of $pid1)
+	dirs=$(par_dirs_of $pid1)
 	wait_until no_procs_in $dirs || fail "sandbox processes outlived SIGKILL of cloister"
 	[ -n "$dirs" ] || fail "killed run left no cgroup to sweep (test cannot check anything)"
-	clr_bg "${RUN[@]}" --memory 64m -- /bin/true
+	clr_bg "${RUN[@]}" --memory 64m --cgroup-parent "$PAR" -- /bin/true
 	assert_eq 0 "$RC" "next run ($ERR)"
-	assert_eq "" "$(cg_dirs_of $pid1)" "stale cgroup not swept by the next run"
+	assert_eq "" "$(par_dirs_of $pid1)" "stale cgroup not swept by the next run"
 }
 
 t_cgroup_parent_used() {
