@@ -14,8 +14,12 @@ deps() {
 	[ -x "$BUN" ] && [ "$(cat "$DEPS/.pinned" 2>/dev/null)" = "$want" ] && return 0
 	command -v npm >/dev/null || fail "npm is missing (tests/deps.sh install)"
 	mkdir -p "$DEPS" || fail "cannot create $DEPS (the root pass installs it)"
+	# From nothing: a lock file left by another list would keep its
+	# resolutions (an override added later would not apply).
+	rm -rf "$DEPS/node_modules" "$DEPS/package-lock.json" "$DEPS/.pinned"
 	cp "$TOP/bindings/smithers/test-deps.json" "$DEPS/package.json"
-	(cd "$DEPS" && npm install --no-audit --no-fund --loglevel=error >"$DEPS/npm.log" 2>&1) ||
+	# ~800 packages (smithers-orchestrator's tree): a few minutes at most.
+	(cd "$DEPS" && timeout 1200 npm install --no-audit --no-fund --loglevel=error >"$DEPS/npm.log" 2>&1) ||
 		fail "npm install of the pinned Smithers packages failed: $(tail -3 "$DEPS/npm.log")"
 	echo "$want" >"$DEPS/.pinned"
 }
