@@ -84,9 +84,11 @@ if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
 		fi
 		# bubblewrap's suite, fetched and built by the root pass.
 		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
-		# npm installs made by the root pass: the Smithers provider's
-		# packages, and the real clients (hard links: ~1 GB).
-		[ -d build/smithers ] && cp -a build/smithers "$copy/build/" 2>/dev/null
+		# npm installs made by the root pass, as hard links: the Smithers
+		# provider's packages (~800 MB with smithers-orchestrator) and the
+		# real clients (~1 GB).
+		[ -d build/smithers ] && { cp -al build/smithers "$copy/build/" 2>/dev/null ||
+			cp -a build/smithers "$copy/build/"; }
 		[ -d build/clients/npm ] && mkdir -p "$copy/build/clients" &&
 			{ cp -al build/clients/npm "$copy/build/clients/" 2>/dev/null ||
 			  cp -a build/clients/npm "$copy/build/clients/"; }

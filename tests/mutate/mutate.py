@@ -56,13 +56,15 @@ def main():
             else:
                 # T_WAIT 30: a surviving behaviour shows within seconds;
                 # a caught one need not wait out the suite's long deadlines.
+                # SRC_TOP: suites that test sources, not the binary (the
+                # Smithers provider's JavaScript), take them from the mutant.
                 env = dict(os.environ, CLOISTER=os.path.join(src, "build", "cloister"), T_WAIT="30", T_LIMIT="90",
-                           T_ONLY=only, HELPERS=os.path.join(TOP, "build", "tests"), TOP=TOP)
+                           T_ONLY=only, HELPERS=os.path.join(TOP, "build", "tests"), TOP=TOP, SRC_TOP=src)
                 cmd = ["bash", os.path.join(TOP, suite)]
                 if suite.startswith("user:"):
                     # The unprivileged user runs the suite on the mutant.
                     cmd = ["runuser", "-u", USER, "--", "env"] + \
-                        ["%s=%s" % (k, env[k]) for k in ("CLOISTER", "T_ONLY", "T_WAIT", "T_LIMIT", "HELPERS", "TOP", "PATH")] + \
+                        ["%s=%s" % (k, env[k]) for k in ("CLOISTER", "T_ONLY", "T_WAIT", "T_LIMIT", "HELPERS", "TOP", "SRC_TOP", "PATH")] + \
                         ["bash", os.path.join(TOP, suite[5:])]
                 t = run(cmd, env=env, cwd="/tmp", timeout=1800)
                 fails = [l for l in t.stdout.splitlines() if l.startswith("FAIL ")]

@@ -10,8 +10,13 @@ const SIZE_RE = /^[0-9]+(\.[0-9]+)?[bkmgBKMG]?$/;
  */
 export function createArgs(request, options = {}) {
   const args = ["create"];
-  const memory = options.memoryLimit ?? request.memoryLimit;
-  const cpus = options.cpuLimit ?? request.cpuLimit;
+  // A <Sandbox>'s memoryLimit, cpuLimit, ports and volumes reach a provider
+  // in request.config (Smithers' SandboxProviderRequest has no such
+  // fields of its own); a request built by hand may carry them at the top.
+  const config = request.config && typeof request.config === "object" ? request.config : {};
+  const asked = (key) => request[key] ?? config[key];
+  const memory = options.memoryLimit ?? asked("memoryLimit");
+  const cpus = options.cpuLimit ?? asked("cpuLimit");
   const workdir = options.workdir ?? "/workspace";
   if (memory !== undefined) {
     if (!SIZE_RE.test(String(memory))) throw invalid(`memoryLimit "${memory}": expected a size like 512m`);
@@ -23,13 +28,13 @@ export function createArgs(request, options = {}) {
   }
   if (options.pids !== undefined) args.push("--pids", String(options.pids));
   if (options.allowNetwork ?? request.allowNetwork) args.push("--network", "host");
-  for (const p of options.ports ?? request.ports ?? []) {
+  for (const p of options.ports ?? asked("ports") ?? []) {
     if (!Number.isInteger(p?.host) || !Number.isInteger(p?.container)) {
       throw invalid(`port ${JSON.stringify(p)}: expected {host, container} integers`);
     }
     args.push("--publish", `${p.host}:${p.container}`);
   }
-  for (const v of options.volumes ?? request.volumes ?? []) {
+  for (const v of options.volumes ?? asked("volumes") ?? []) {
     if (typeof v?.host !== "string" || !v.host.startsWith("/") ||
         typeof v?.container !== "string" || !v.container.startsWith("/")) {
       throw invalid(`volume ${JSON.stringify(v)}: expected absolute host and container paths`);
