@@ -6,9 +6,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroups/cgroup.h"
@@ -19,21 +21,34 @@ struct pause {
 	bool paused;
 };
 
-/* The test hook: blocks until the test opens the fifo, and tells it who
- * to kill. Any failure is the test's to see; the snapshot goes on. */
+/* The test hook, once frozen and once thawed: waits for the test to open
+ * the fifo, tells it our pid, and holds until the test sends SIGUSR1 (at
+ * most 60 s). Any failure is the test's to see; the snapshot goes on. */
 static void hold(void)
 {
+	const struct timespec tick = {0, 10000000}, limit = {60, 0};
 	const char *fifo = getenv(SS_SNAP_HOLD_ENV);
 	char pid[32];
+	sigset_t usr1;
 	int fd;
 
-	if (!fifo || (fd = open(fifo, O_WRONLY | O_CLOEXEC)) < 0)
+	if (!fifo)
 		return;
-	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (write(fd, pid, strlen(pid)) < 0) {
-		/* the test is gone: nothing to hold for */
+	/* Blocked before the test can know our pid: its signal waits for us. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
+	/* (polled: a fifo says nothing of a reader to come) */
+	for (int i = 0; (fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0; i++) {
+		if (errno != ENXIO || i == 6000)
+			return;
+		nanosleep(&tick, NULL);
 	}
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	bool told = write(fd, pid, strlen(pid)) == (ssize_t)strlen(pid);
 	close(fd);
+	while (told && sigtimedwait(&usr1, NULL, &limit) < 0 && errno == EINTR)
+		;
 }
 
 static int freeze(void *ctx, cl_error *err)
@@ -55,6 +70,8 @@ static void thaw(void *ctx)
 	struct pause *p = ctx;
 
 	cg_thaw(p->cg);
+	/* (the test sees the thaw before the reply) */
+	hold();
 }
 
 _Noreturn void ss_snap_main(const struct ns_live *l, const struct ws_run *w, const char *session_id,

@@ -9,9 +9,10 @@
 #include "src/workspace/state.h"
 
 /* Test hook (not a user setting): a fifo the worker opens for writing and
- * writes its pid to once the session is frozen, before the copy; the test
- * that reads it holds the snapshot there. Read from the supervisor's
- * environment (the one `cloister create` had). */
+ * writes its pid to once the session is frozen (before the copy) and once
+ * it is thawed (before the reply), then waits for SIGUSR1: the test looks
+ * at each state while it holds. Read from the supervisor's environment (the one
+ * `cloister create` had). */
 #define SS_SNAP_HOLD_ENV "CLOISTER_TEST_SNAP_HOLD"
 
 /* Runs in the forked worker (host namespaces, the supervisor's
