@@ -37,9 +37,12 @@ int cg_create(const struct cl_policy *p, struct cg_handle **out, cl_error *err)
 	int rc;
 
 	*out = NULL;
-	if (!wants_cgroup(l))
+	mode = !wants_cgroup(l) && !p->session ? CG_MODE_NONE : cg_detect_mode();
+	/* A session without limits still gets a v1 freezer cgroup where it
+	 * may (its snapshots pause it); anything else without limits, or a v2
+	 * host (no cgroup to make without a delegation), none. */
+	if (!wants_cgroup(l) && (mode == CG_MODE_NONE || mode == CG_MODE_V2))
 		return 0;
-	mode = cg_detect_mode();
 	if (mode == CG_MODE_NONE) {
 		cg_describe_limits(l, what, sizeof(what));
 		return cl_fail(err, 0, "%s: no cgroup filesystem is mounted at " CG_ROOT
@@ -52,12 +55,20 @@ int cg_create(const struct cl_policy *p, struct cg_handle **out, cl_error *err)
 	h->clone_fd = -1;
 	h->mem = h->cpuacct = -1;
 	h->explicit_parent = l->cgroup_parent != NULL;
+	h->want_freezer = p->session;
+	h->freezer_only = !wants_cgroup(l);
 	for (size_t i = 0; i < CG_V1_MAX; i++)
 		h->dirs[i].fd = h->dirs[i].parent_fd = -1;
 	cg_fmt_leaf(h->name, sizeof(h->name), getpid(), leaf_random(), l->cgroup_parent != NULL);
 	rc = h->be->create(h, l, err);
-	if (rc < 0) {
+	if (rc < 0 || (h->freezer_only && !h->n)) {
 		cg_destroy(h);
+		/* Only a pause was wanted: without it the session runs, and its
+		 * snapshots say that it was not paused. */
+		if (!wants_cgroup(l)) {
+			*err = (cl_error){0};
+			return 0;
+		}
 		return rc;
 	}
 	*out = h;

@@ -42,6 +42,13 @@ struct cg_window {
 void cg_window_begin(struct cg_handle *h, struct cg_window *w);
 /* Sets st's oom_killed and memory_peak (-1 unknown); closes what begin opened. */
 void cg_window_end(struct cg_handle *h, struct cg_window *w, struct cg_stats *st);
+/* Pauses every process in h (cgroups/freeze.c): v2 cgroup.freeze, waited
+ * for on cgroup.events; v1 the freezer hierarchy, which a session's cgroup
+ * has where this user may make one. 1 frozen, 0 when h cannot be frozen
+ * (NULL, no freezer), or <0 with err (nothing is left frozen then). */
+int cg_freeze(struct cg_handle *h, cl_error *err);
+/* Undoes cg_freeze; harmless when h is not frozen or NULL. */
+void cg_thaw(struct cg_handle *h);
 /* Kills whatever is left inside, removes the cgroup, frees h. NULL is fine. */
 void cg_destroy(struct cg_handle *h);
 /* `cloister gc [--cgroup-parent PATH]`: removes cgroups of dead runs. */

@@ -50,7 +50,7 @@ static void sweep_delegated(void)
 
 static void sweep_all(const char *parent)
 {
-	static const char *const v1[] = {"memory", "cpu", "cpuacct", "pids"};
+	static const char *const v1[] = {"memory", "cpu", "cpuacct", "pids", "freezer"};
 	enum cg_mode mode = cg_detect_mode();
 	char path[PATH_MAX];
 

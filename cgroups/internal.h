@@ -15,7 +15,7 @@
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_BASE "cloister"          /* automatic parent of sandbox cgroups */
-#define CG_V1_MAX 4                  /* memory, cpu, cpuacct, pids */
+#define CG_V1_MAX 5                  /* memory, cpu, cpuacct, pids, freezer */
 
 enum cg_mode { CG_MODE_NONE, CG_MODE_V1, CG_MODE_HYBRID, CG_MODE_V2 };
 
@@ -46,6 +46,8 @@ struct cg_handle {
 	struct cg_dir dirs[CG_V1_MAX];
 	int mem, cpuacct;       /* index into dirs of those hierarchies, -1 */
 	bool explicit_parent;   /* --cgroup-parent given: leaf names differ */
+	bool want_freezer;      /* a session: v1 adds a freezer dir where it may */
+	bool freezer_only;      /* a session without limits: that dir alone */
 };
 
 extern const struct cg_backend cg_backend_v1, cg_backend_v2;

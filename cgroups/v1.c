@@ -122,6 +122,7 @@ static int v1_create(struct cg_handle *h, const struct cl_limits *l, cl_error *e
 		{"cpu", "--cpus", l->cpu_quota_us != 0},
 		{"cpuacct", "--cpus", false},
 		{"pids", "--pids", l->pids != 0},
+		{"freezer", "pausing the session", false},
 	};
 	dev_t seen[CG_V1_MAX] = {0};
 	size_t n_seen = 0;
@@ -149,8 +150,12 @@ static int v1_create(struct cg_handle *h, const struct cl_limits *l, cl_error *e
 		/* Each hierarchy costs a mkdir, an attach and an rmdir per run: cpu
 		 * and pids only for their limits; memory always (OOM and peak
 		 * reports); a separate cpuacct never: init's rusage, which covers
-		 * every descendant it reaped, gives the cpu times. */
-		if (!c->required && strcmp(c->name, "memory") != 0)
+		 * every descendant it reaped, gives the cpu times.
+		 * A session's freezer where it may (an optional dir), and with no
+		 * limits that alone. */
+		bool optional = (strcmp(c->name, "memory") == 0 && !h->freezer_only) ||
+		                (strcmp(c->name, "freezer") == 0 && h->want_freezer);
+		if (!c->required && !optional)
 			continue;
 		seen[n_seen++] = dev;
 		rc = v1_make_dir(h, l, c, err);
@@ -165,7 +170,7 @@ static int v1_create(struct cg_handle *h, const struct cl_limits *l, cl_error *e
 		if (v1_limits(h, l, h->n - 1, err) < 0)
 			return cl_error_code(err);
 	}
-	if (!h->n)
+	if (!h->n && !h->freezer_only)
 		return cl_fail(err, 0, "--cgroup-parent: no cgroup v1 hierarchy could be used; " V1_HINT);
 	return 0;
 }
@@ -218,6 +223,9 @@ static void v1_destroy(struct cg_handle *h)
 	for (size_t i = 0; i < h->n; i++) {
 		struct cg_dir *d = &h->dirs[i];
 		if (d->fd >= 0) {
+			/* A frozen v1 task cannot die: thawed before the kill. */
+			if (strcmp(d->ctrl, "freezer") == 0)
+				cg_write(d->fd, "freezer.state", "THAWED");
 			cg_kill_loop(d->fd);
 			close(d->fd);
 		}

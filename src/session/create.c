@@ -172,6 +172,8 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 	info->pid = getpid();
 	info->start = ss_proc_start(info->pid);
 	srv = ss_server_new(dir, info, notify, request_ms);
+	if (srv && w)
+		ss_server_set_workspace(srv, w);
 	rc = !srv || ss_info_write(dir, info, &err) < 0 ? -1
 	     : (cl_status_init(&st), ns_launch_session(p, ss_server_ops(srv), &st, &err));
 	if (rc < 0) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "src/parse.h"
+#include "src/workspace/snapshot.h"
 
 void ss_buf_add(struct ss_buf *b, char tag, const char *value)
 {
@@ -162,7 +163,7 @@ static int op_of(const char *s, enum ss_op *op)
 {
 	static const struct { const char *name; enum ss_op op; } ops[] = {
 		{"exec", SS_OP_EXEC}, {"put", SS_OP_PUT}, {"get", SS_OP_GET},
-		{"stop", SS_OP_STOP}, {"ping", SS_OP_PING},
+		{"stop", SS_OP_STOP}, {"ping", SS_OP_PING}, {"snap", SS_OP_SNAP},
 	};
 
 	for (size_t i = 0; i < sizeof(ops) / sizeof(*ops); i++)
@@ -256,6 +257,11 @@ static int token(struct ss_req *r, char tag, const char *v, cl_error *err)
 		if (r->op != SS_OP_PUT || !v[0] || strlen(v) > 4 || strspn(v, "01234567") != strlen(v))
 			return cl_fail(err, 0, "bad file mode in request");
 		r->mode = (unsigned)strtoul(v, NULL, 8);
+		return 0;
+	case 'I':   /* snap: the id, by the snapshot store's own rule */
+		if (r->op != SS_OP_SNAP || r->snap_id || !ws_snap_id_ok(v))
+			return cl_fail(err, 0, "bad snapshot id in request");
+		r->snap_id = v;
 		return 0;
 	default:
 		return cl_fail(err, 0, "unknown field in request");

@@ -16,7 +16,7 @@
 #define SS_MAX_FDS 3
 #define SS_MAX_ITEMS 4096         /* args or env entries of one exec */
 
-enum ss_op { SS_OP_EXEC = 1, SS_OP_PUT, SS_OP_GET, SS_OP_STOP, SS_OP_PING };
+enum ss_op { SS_OP_EXEC = 1, SS_OP_PUT, SS_OP_GET, SS_OP_STOP, SS_OP_PING, SS_OP_SNAP };
 
 /* A parsed request. Strings point into the request buffer. */
 struct ss_req {
@@ -30,6 +30,7 @@ struct ss_req {
 	unsigned mode;            /* put: permission bits of a new file */
 	bool mkdirs;              /* put: create missing parent directories (0755) */
 	bool tree;                /* put/get: a directory tree, as a src/session/tree.h stream */
+	const char *snap_id;      /* snap: the snapshot id asked for, NULL = a new one */
 	const char *env[SS_MAX_ITEMS + 1];
 	size_t n_env;
 	const char *argv[SS_MAX_ITEMS + 1];
@@ -55,6 +56,9 @@ struct ss_reply {
 #define SS_RF_PTY 2u
 /* exec: the session's OOM killer killed something while it ran. */
 #define SS_RF_OOM 4u
+/* snap: the session had no cgroup that could be frozen: it ran on while
+ * its workspace was copied. */
+#define SS_RF_UNPAUSED 8u
 /* flags >> 8: the signal that killed the command, 0 if none */
 
 /* Parses buf (len bytes as received) with n_fds fds; fills r (r->fds are

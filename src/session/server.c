@@ -25,7 +25,10 @@
 
 #include "src/clock.h"
 #include "src/session/proto.h"
+#include "cgroups/cgroup.h"
+#include "src/session/snap.h"
 #include "src/session/worker.h"
+#include "src/workspace/snapshot.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -44,6 +47,8 @@ struct conn {
 struct worker {
 	struct ns_ev ev;   /* pidfd */
 	pid_t pid;
+	bool snap;         /* a workspace snapshot: the session may be frozen */
+	int conn;          /* snap: our copy of its client's connection, or -1 */
 };
 
 struct ss_server {
@@ -64,6 +69,7 @@ struct ss_server {
 	int stoppers[MAX_CONNS];      /* `rm` connections answered at the end */
 	size_t n_stoppers;
 	bool stopping;
+	const struct ws_run *ws;      /* the session's --workspace, or NULL */
 	struct ss_req req;            /* one request at a time (large: not on the stack) */
 	char buf[SS_REQ_MAX];
 };
@@ -215,11 +221,44 @@ static void close_server_fds(struct ss_server *s)
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].used)
 			close(s->conns[i].ev.fd);
-	for (size_t i = 0; i < MAX_WORKERS; i++)
+	for (size_t i = 0; i < MAX_WORKERS; i++) {
 		if (s->workers[i].pid)
 			close(s->workers[i].ev.fd);
+		if (s->workers[i].conn >= 0)
+			close(s->workers[i].conn);
+	}
 	for (size_t i = 0; i < s->n_stoppers; i++)
 		close(s->stoppers[i]);
+}
+
+static void close_conn(struct worker *w)
+{
+	if (w->conn >= 0)
+		close(w->conn);
+	w->conn = -1;
+}
+
+/* After a worker is reaped. A snapshot worker killed between its freeze
+ * and its thaw left the session frozen and its build unfinished: thawed
+ * and swept here, and only then the client's connection closed, so that
+ * its hang-up means the session runs again and nothing half-made is left. */
+static void reaped(struct ss_server *s, struct worker *w)
+{
+	if (w->snap) {
+		cg_thaw(s->live->cg);
+		ws_snap_sweep();
+	}
+	close_conn(w);
+	w->snap = false;
+}
+
+/* Snapshots one at a time: one's thaw must not end another's freeze. */
+static bool snapping(const struct ss_server *s)
+{
+	for (size_t i = 0; i < MAX_WORKERS; i++)
+		if (s->workers[i].pid && s->workers[i].snap)
+			return true;
+	return false;
 }
 
 static void spawn(struct ss_server *s, int fd)
@@ -234,16 +273,26 @@ static void spawn(struct ss_server *s, int fd)
 		ss_reply_send(fd, 125, 0, "cloister: too many commands running in this session");
 		return;
 	}
+	/* A snapshot's client hears the end only from us: we hold its
+	 * connection until we have thawed after the worker (see reaped). */
+	s->workers[i].snap = s->req.op == SS_OP_SNAP;
+	if (s->workers[i].snap && (s->workers[i].conn = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		ss_reply_send(fd, 125, 0, "cloister: starting a snapshot: %s", strerror(errno));
+		return;
+	}
 	pid = fork();
 	if (pid == 0) {
 		/* ===== worker: a copy of the supervisor, one request =====
 		 * The supervisor's own ends go first: a worker outliving it must
 		 * not keep the socket bound (clients would queue on it forever). */
 		close_server_fds(s);
+		if (s->req.op == SS_OP_SNAP)
+			ss_snap_main(s->live, s->ws, s->info.id, &s->req, fd);
 		ss_worker_main(s->live, &s->req, fd);
 	}
 	if (pid < 0) {
 		ss_reply_send(fd, 125, 0, "cloister: starting a worker: %s", strerror(errno));
+		close_conn(&s->workers[i]);
 		return;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -253,6 +302,7 @@ static void spawn(struct ss_server *s, int fd)
 		/* Cannot track it: do not leave it unaccounted. */
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		reaped(s, &s->workers[i]);
 		s->workers[i].pid = 0;
 		s->n_workers--;
 		if (pidfd >= 0)
@@ -300,6 +350,18 @@ static bool on_request(struct ss_server *s, struct conn *c)
 		}
 		stop(s);
 		break;
+	case SS_OP_SNAP:
+		if (!s->ws)
+			ss_reply_send(fd, 125, 0, "cloister: workspace snapshot: session %s has no workspace "
+			              "(it was created without --workspace)", s->info.id);
+		else if (snapping(s))
+			ss_reply_send(fd, 125, 0, "cloister: workspace snapshot: a snapshot of session %s is "
+			              "being taken; try again when it is done", s->info.id);
+		else if (s->stopping)
+			ss_reply_send(fd, 125, 0, "cloister: the session is being removed");
+		else
+			spawn(s, fd);
+		break;
 	default:
 		if (s->stopping)
 			ss_reply_send(fd, 125, 0, "cloister: the session is being removed");
@@ -320,6 +382,7 @@ static void on_worker_exit(struct ss_server *s, struct worker *w)
 
 	waitid(P_PIDFD, (id_t)w->ev.fd, &si, WEXITED | WNOHANG);
 	unwatch(s, &w->ev);
+	reaped(s, w);
 	w->pid = 0;
 	s->n_workers--;
 	arm_idle(s);
@@ -482,10 +545,17 @@ struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int
 	s->dir_ev.fd = -1;
 	s->req_ev.fd = -1;
 	s->request_ms = request_ms;
+	for (size_t i = 0; i < MAX_WORKERS; i++)
+		s->workers[i].conn = -1;
 	s->ops.ctx = s;
 	s->ops.ready = ready;
 	s->ops.event = event;
 	return s;
+}
+
+void ss_server_set_workspace(struct ss_server *s, const struct ws_run *w)
+{
+	s->ws = w;
 }
 
 const struct ns_session_ops *ss_server_ops(struct ss_server *s)
@@ -501,6 +571,8 @@ void ss_server_drain(struct ss_server *s)
 	for (size_t i = 0; i < MAX_WORKERS; i++)
 		if (s->workers[i].pid) {
 			waitpid(s->workers[i].pid, NULL, 0);
+			/* (the cgroup is gone by now: nothing to thaw) */
+			close_conn(&s->workers[i]);
 			s->workers[i].pid = 0;
 		}
 }

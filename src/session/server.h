@@ -7,6 +7,7 @@
 
 #include "ns/session.h"
 #include "src/session/rundir.h"
+#include "src/workspace/state.h"
 
 struct ss_server;
 
@@ -20,6 +21,9 @@ struct ss_server;
  * the request deadline of each connection. */
 struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int notify_fd,
                                 uint64_t request_ms);
+/* The session's workspace (w outlives s), for snapshots; without it a
+ * snapshot request is refused. */
+void ss_server_set_workspace(struct ss_server *s, const struct ws_run *w);
 const struct ns_session_ops *ss_server_ops(struct ss_server *s);
 /* After the launch returned (init gone, cgroup removed): waits for the
  * workers (nothing of the session runs after this). */

@@ -13,12 +13,17 @@
 #include "src/cleanup.h"
 #include "src/error.h"
 #include "src/workspace/snapshot.h"
+#if CL_NATIVE
+#include "src/session/cli.h"
+#endif
 
 #define EXIT_SETUP 125
 
 static void usage(FILE *f)
 {
 	fputs("usage: cloister workspace snapshot NAME [--id ID]   snapshot sticky workspace NAME (prints the id)\n"
+	      "       cloister workspace snapshot --session ID|NAME [--id ID]\n"
+	      "                                                    snapshot a running session's workspace\n"
 	      "       cloister workspace snapshots [--json]        list the snapshots\n"
 	      "       cloister workspace rm-snapshot ID            remove a snapshot\n", f);
 }
@@ -29,9 +34,21 @@ static int failed(cl_error *err)
 	return EXIT_SETUP;
 }
 
+static int session_snapshot(const char *key, const char *id)
+{
+#if CL_NATIVE
+	return ss_cli_snapshot(key, id);
+#else
+	(void)id;
+	fprintf(stderr, "cloister: workspace snapshot --session %s: this build has no sessions (built with "
+	        "NATIVE=0)\n", key);
+	return EXIT_SETUP;
+#endif
+}
+
 static int cmd_snapshot(int argc, char **argv)
 {
-	const char *name = NULL, *id = NULL;
+	const char *name = NULL, *id = NULL, *session = NULL;
 	char out[WS_SNAP_ID_MAX + 1];
 	cl_error err = {0};
 
@@ -40,8 +57,12 @@ static int cmd_snapshot(int argc, char **argv)
 			id = argv[++i];
 		else if (!strncmp(argv[i], "--id=", 5))
 			id = argv[i] + 5;
-		else if (!strcmp(argv[i], "--id"))
-			return fputs("cloister: workspace snapshot: --id needs a value\n", stderr), EXIT_SETUP;
+		else if (!strcmp(argv[i], "--session") && i + 1 < argc)
+			session = argv[++i];
+		else if (!strncmp(argv[i], "--session=", 10))
+			session = argv[i] + 10;
+		else if (!strcmp(argv[i], "--id") || !strcmp(argv[i], "--session"))
+			return fprintf(stderr, "cloister: workspace snapshot: %s needs a value\n", argv[i]), EXIT_SETUP;
 		else if (argv[i][0] == '-')
 			return fprintf(stderr, "cloister: workspace snapshot: unknown option '%s'\n", argv[i]), EXIT_SETUP;
 		else if (!name)
@@ -50,9 +71,14 @@ static int cmd_snapshot(int argc, char **argv)
 			return fprintf(stderr, "cloister: workspace snapshot: unexpected '%s' (one NAME)\n", argv[i]),
 			       EXIT_SETUP;
 	}
+	if (session && name)
+		return fprintf(stderr, "cloister: workspace snapshot: '%s' and --session %s: snapshot either a "
+		               "sticky workspace or a session\n", name, session), EXIT_SETUP;
+	if (session)
+		return session_snapshot(session, id);
 	if (!name)
-		return fputs("cloister: workspace snapshot: usage: cloister workspace snapshot NAME [--id ID]\n",
-		             stderr), EXIT_SETUP;
+		return fputs("cloister: workspace snapshot: usage: cloister workspace snapshot NAME|--session ID "
+		             "[--id ID]\n", stderr), EXIT_SETUP;
 	if (ws_snap_create(name, id, out, &err) < 0)
 		return failed(&err);
 	printf("%s\n", out);

@@ -123,14 +123,14 @@ static int random_name(char *out, size_t len, const char *prefix, cl_error *err)
 }
 
 /* The sticky workspace being snapshotted: locked as a run locks it. */
-struct source {
+struct sticky {
 	int fd;                 /* <state>/workspaces/sticky-NAME, flocked */
-	char upper[4400];
-	char base[4400];   /* (4096 + 160 + the fixed parts) */        /* its base/ (seeded from a snapshot) or its rootDir */
+	char upper[4400];       /* (4096 + 160 + the fixed parts) */
+	char base[4400];        /* its base/ (seeded from a snapshot) or its rootDir */
 	char root[4096];        /* its rootDir */
 };
 
-static int open_source(const char *name, struct source *s, cl_error *err)
+static int open_sticky(const char *name, struct sticky *s, cl_error *err)
 {
 	char state[4096], dir[160];
 	cl_autoclose int root = -1;
@@ -184,22 +184,52 @@ static int write_meta(int dfd, const char *id, const char *name, const char *roo
 	return rc < 0 ? cl_fail(err, -rc, "writing the snapshot's record") : 0;
 }
 
-/* Steps in tmp (the new snapshot's dir, locked): tree/ from the merged
- * view, then its record. */
-static int fill(int tmp, const struct source *src, const char *name, const char *id, cl_error *err)
+/* The tree: the kernel's merged view of upper over base, or upper itself
+ * when it is the whole tree (a copy-mode session's). */
+static int open_view(const struct ws_snap_src *src, cl_error *err)
+{
+	int fd;
+
+	if (src->base)
+		return ws_merged_open(src->upper, src->base, err);
+	fd = open(src->upper, DIR_FLAGS);
+	return fd < 0 ? cl_fail_errno(err, "opening %s", src->upper) : fd;
+}
+
+/* The pause spans the read of the view only: everything before it
+ * (refusals, the tmp dir) runs with the source still live. */
+static int copy_view(int tree, const struct ws_snap_src *src, cl_error *err)
 {
 	const struct ws_copy_opts o = {.skip = ".smithers", .strict = true};
-	cl_autoclose int tree = -1;
 	cl_autoclose int view = -1;
+	int rc = 0;
+
+	if (src->pause && (rc = src->pause(src->ctx, err)) < 0)
+		return rc;
+	/* The view is opened inside the pause: the merged mount is made over
+	 * layers nobody writes any more. */
+	if ((view = open_view(src, err)) < 0)
+		rc = view;
+	else
+		rc = ws_copy_tree(view, tree, src->label, &o, err);
+	/* Every path out of the copy, failed or not, resumes. */
+	if (src->resume)
+		src->resume(src->ctx);
+	return rc;
+}
+
+/* Steps in tmp (the new snapshot's dir, locked): tree/ from the view,
+ * then its record. */
+static int fill(int tmp, const struct ws_snap_src *src, const char *id, cl_error *err)
+{
+	cl_autoclose int tree = -1;
 	int rc;
 
 	if (mkdirat(tmp, "tree", 0755) < 0 || (tree = openat(tmp, "tree", DIR_FLAGS)) < 0)
 		return cl_fail_errno(err, "creating the snapshot's tree");
-	if ((view = ws_merged_open(src->upper, src->base, err)) < 0)
-		return view;
-	if ((rc = ws_copy_tree(view, tree, name, &o, err)) < 0)
+	if ((rc = copy_view(tree, src, err)) < 0)
 		return rc;
-	if ((rc = write_meta(tmp, id, name, src->root, err)) < 0)
+	if ((rc = write_meta(tmp, id, src->label, src->root, err)) < 0)
 		return rc;
 	/* On disk before the rename: after a crash, a snapshot that has its
 	 * name has its content. */
@@ -208,34 +238,41 @@ static int fill(int tmp, const struct source *src, const char *name, const char 
 	return 0;
 }
 
-int ws_snap_create(const char *name, const char *id, char out[WS_SNAP_ID_MAX + 1], cl_error *err)
+/* The id asked for, checked, or a fresh one, into out. */
+static int pick_id(const char *id, char out[WS_SNAP_ID_MAX + 1], cl_error *err)
+{
+	if (id && !ws_snap_id_ok(id))
+		return bad_id(id, err);
+	if (!id)
+		return random_name(out, WS_SNAP_ID_MAX + 1, "snap-", err);
+	snprintf(out, WS_SNAP_ID_MAX + 1, "%s", id);
+	return 0;
+}
+
+static int taken(const char *id, cl_error *err)
+{
+	return cl_fail(err, 0, "snapshot %s exists already; pick another --id or remove it "
+	               "(cloister workspace rm-snapshot %s)", id, id);
+}
+
+int ws_snap_build(const struct ws_snap_src *src, const char *id, char out[WS_SNAP_ID_MAX + 1], cl_error *err)
 {
 	char path[4200], tmpname[64] = "", prefix[32];
-	struct source src;
 	cl_autoclose int sdir = -1;
 	cl_autoclose int tmp = -1;
 	struct stat st;
 	int rc;
 
-	if (id && !ws_snap_id_ok(id))
-		return bad_id(id, err);
-	if (!id && random_name(out, WS_SNAP_ID_MAX + 1, "snap-", err) < 0)
-		return cl_error_code(err);
-	if (id)
-		snprintf(out, WS_SNAP_ID_MAX + 1, "%s", id);
-	if ((rc = open_source(name, &src, err)) < 0)
-		goto out;
+	if ((rc = pick_id(id, out, err)) < 0)
+		return rc;
 	if ((sdir = rc = snaps_fd(true, path, sizeof(path), err)) < 0)
-		goto out;
-	if (fstatat(sdir, out, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		rc = cl_fail(err, 0, "snapshot %s exists already; pick another --id or remove it "
-		             "(cloister workspace rm-snapshot %s)", out, out);
-		goto out;
-	}
+		return rc;
+	if (fstatat(sdir, out, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return taken(out, err);
 	sweep(sdir, false);
 	snprintf(prefix, sizeof(prefix), ".tmp-%d-", (int)getpid());
 	if ((rc = random_name(tmpname, sizeof(tmpname), prefix, err)) < 0)
-		goto out;
+		return rc;
 	if (mkdirat(sdir, tmpname, 0700) < 0 || (tmp = openat(sdir, tmpname, DIR_FLAGS)) < 0) {
 		rc = cl_fail_errno(err, "creating the snapshot under %s", path);
 		goto out;
@@ -245,7 +282,7 @@ int ws_snap_create(const char *name, const char *id, char out[WS_SNAP_ID_MAX + 1
 		rc = cl_fail_errno(err, "locking the snapshot under %s", path);
 		goto out;
 	}
-	if ((rc = fill(tmp, &src, name, out, err)) < 0)
+	if ((rc = fill(tmp, src, out, err)) < 0)
 		goto out;
 	/* NOREPLACE: two snapshots racing for one id, one wins. */
 	if (renameat2(sdir, tmpname, sdir, out, RENAME_NOREPLACE) < 0) {
@@ -256,13 +293,38 @@ int ws_snap_create(const char *name, const char *id, char out[WS_SNAP_ID_MAX + 1
 	tmpname[0] = '\0';
 	fsync(sdir);
 out:
-	if (rc < 0 && tmp >= 0 && tmpname[0])
+	if (rc < 0 && tmpname[0])
 		sb_remove_tree_at(sdir, tmpname);
-	if (src.fd >= 0)
-		close(src.fd);
+	return rc;
+}
+
+int ws_snap_create(const char *name, const char *id, char out[WS_SNAP_ID_MAX + 1], cl_error *err)
+{
+	struct sticky sk;
+	int rc;
+
+	if (id && !ws_snap_id_ok(id))
+		return bad_id(id, err);
+	if ((rc = open_sticky(name, &sk, err)) == 0) {
+		const struct ws_snap_src src = {.upper = sk.upper, .base = sk.base, .root = sk.root,
+		                                .label = name};
+		rc = ws_snap_build(&src, id, out, err);
+	}
+	if (sk.fd >= 0)
+		close(sk.fd);
 	if (rc < 0)
 		cl_wrap(err, "workspace snapshot %s", name);
 	return rc;
+}
+
+void ws_snap_sweep(void)
+{
+	char path[4200];
+	cl_error err = {0};
+	cl_autoclose int d = snaps_fd(false, path, sizeof(path), &err);
+
+	if (d >= 0)
+		sweep(d, false);
 }
 
 int ws_snap_open(const char *id, struct ws_snap *s, cl_error *err)

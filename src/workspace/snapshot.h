@@ -27,6 +27,26 @@ bool ws_snap_exists(const char *id);
  * written to out). Refused when the workspace does not exist, is in use,
  * or id exists. Built under snapshots/.tmp-*, then renamed into place. */
 int ws_snap_create(const char *name, const char *id, char out[WS_SNAP_ID_MAX + 1], cl_error *err);
+/* Where a snapshot's tree comes from and what its record says. */
+struct ws_snap_src {
+	const char *upper;    /* absolute: an upper dir, or (base NULL) the whole tree */
+	const char *base;     /* absolute: the layer under upper, or NULL */
+	const char *root;     /* the rootDir recorded */
+	const char *label;    /* the workspace recorded: a sticky name, "session:ID" */
+	/* Around the read of the tree (NULL: none): pause before it, and
+	 * resume after it on every path once pause succeeded (a running
+	 * session's freeze). pause < 0 fails the snapshot. */
+	int (*pause)(void *ctx, cl_error *err);
+	void (*resume)(void *ctx);
+	void *ctx;
+};
+/* Builds snapshot id (NULL: a new "snap-<hex>", written to out) from src:
+ * strict copy under snapshots/.tmp-*, synced, renamed into place. On
+ * failure nothing is left that reads as a snapshot. */
+int ws_snap_build(const struct ws_snap_src *src, const char *id, char out[WS_SNAP_ID_MAX + 1],
+                  cl_error *err);
+/* Removes the unfinished builds (.tmp-*, .rm-*) nobody holds, quietly. */
+void ws_snap_sweep(void);
 /* Opens and share-locks snapshot id (err says so when there is none). */
 int ws_snap_open(const char *id, struct ws_snap *s, cl_error *err);
 void ws_snap_close(struct ws_snap *s);

@@ -112,6 +112,7 @@ static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl
 
 	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
 	snprintf(work, sizeof(work), "%s/%s/work", root, w->name);
+	snprintf(w->upper, sizeof(w->upper), "%s", up);
 	/* volatile only for a throwaway upper dir: a sticky one must survive
 	 * a crash, and volatile would refuse its next mount. */
 	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, w->sticky ? 0 : CL_MF_VOLATILE);
@@ -242,6 +243,7 @@ static int copy_layer(struct cl_policy *p, struct ws_run *w, const char *root, c
 	    (rc = ws_copy_tree(w->lower_fd, w->upper_fd, w->dir, NULL, err)) < 0)
 		return rc;
 	snprintf(up, sizeof(up), "%s/%s/upper", root, w->name);
+	snprintf(w->upper, sizeof(w->upper), "%s", up);
 	if (!cl_policy_add_mount(p, CL_MNT_BIND, up, w->dir,
 	                         p->host_uid != geteuid() ? CL_MF_CALLER_OPEN | CL_MF_IDMAP : 0))
 		return cl_fail(err, ENOMEM, "adding the workspace mount");

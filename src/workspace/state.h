@@ -20,6 +20,7 @@ struct ws_run {
 	char name[160];
 	char dir[4096];       /* DIR, resolved: where it appears inside */
 	char lower[4400];     /* the overlay's lower dir: DIR, a snapshot's tree or a sticky base/ */
+	char upper[4400];     /* upper/'s path: the overlay's upper dir, or (copy) the whole tree */
 	bool sticky;          /* kept at cleanup (spec persistence "sticky") */
 	bool copy;            /* no overlayfs here: upper_fd is a copy of DIR */
 	uint64_t seq;         /* the bundle's seq: 1, or the sticky one's next */

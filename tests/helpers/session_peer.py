@@ -85,6 +85,10 @@ def cases(n):
         (tokens(b"put", b"P/x", b"N../up"), (null,)), (tokens(b"put", b"P/x", b"N.."), (null,)),
         (tokens(b"get"), (null,)), (tokens(b"get", b"P/a", b"P/b"), (null,)),
         (tokens(b"stop", b"Atrue"), ()), (tokens(b"ping"), (null,)),
+        (tokens(b"snap"), (null,)), (tokens(b"snap", b"I"), ()), (tokens(b"snap", b"Ia/b"), ()),
+        (tokens(b"snap", b"I.."), ()), (tokens(b"snap", b"Ia", b"Ib"), ()),
+        (tokens(b"snap", b"I" + b"x" * 65), ()), (tokens(b"snap", b"Atrue"), ()),
+        (tokens(b"snap", b"P/x"), ()), (tokens(b"exec", b"Ia", b"Atrue"), (null,) * 3),
         (b"exec\0Atrue", (null, null, null)),            # not NUL-terminated
         (tokens(b"exec") + b"A" * 300000 + b"\0", (null, null, null)),   # too long
         (tokens(b"exec") + b"".join(b"Ax\0" for _ in range(5000)), (null, null, null)),
@@ -92,7 +96,8 @@ def cases(n):
     for c in fixed:
         yield c
     rnd = random.Random(15)
-    ops = [b"exec", b"put", b"get", b"stop", b"ping", b"\xff\xfe", b""]
+    # (snap: the fuzzed session has no workspace, so even a valid one is refused)
+    ops = [b"exec", b"put", b"get", b"stop", b"ping", b"snap", b"\xff\xfe", b""]
     for _ in range(n):
         body = rnd.choice(ops) + b"\0"
         for _ in range(rnd.randrange(6)):

@@ -543,6 +543,159 @@ t_workspace_copy_mode() {
 	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after rm"
 }
 
+# The session's freezer as the host sees it: "frozen", "thawed", or
+# "none" when the session has no cgroup that can be frozen (v1: its own
+# freezer dir; v2: its own cgroup).
+freezer_of() {  # SID
+	local init cg; init=$(field "$1" init_pid)
+	cg=$(sed -n 's/^[0-9]*:freezer://p' "/proc/$init/cgroup")
+	if [ -n "$cg" ] && [ "$cg" != / ] && [ -f "/sys/fs/cgroup/freezer$cg/freezer.state" ]; then
+		case $(cat "/sys/fs/cgroup/freezer$cg/freezer.state") in
+		FROZEN) echo frozen ;; THAWED) echo thawed ;; *) echo freezing ;;
+		esac
+		return
+	fi
+	cg=$(sed -n 's/^0:://p' "/proc/$init/cgroup")
+	if [ -f /sys/fs/cgroup/cgroup.controllers ] && [ -n "$cg" ] && [ "$cg" != / ]; then
+		grep -qx 'frozen 1' "/sys/fs/cgroup$cg/cgroup.events" && echo frozen || echo thawed
+		return
+	fi
+	echo none
+}
+# Root gets a freezer (a limit makes a v2 cgroup too); the user on this
+# kind of host (v1 hybrid, no delegation) gets none and is told so.
+snap_limits() { is_root && echo --pids 1000; }
+snaps_left() { ls -A "$T_TMP/state/snapshots" 2>/dev/null | tr '\n' ' '; }
+
+# A session's workspace snapshot: the session's own view (changes, new
+# files, deletions), DIR untouched, usable by run --snapshot; the session
+# runs on; refusals leave nothing; links are kept as links, a fifo refuses
+# the snapshot (and the session is thawed after that too).
+snapshot_of_a_session() {
+	local W=$T_TMP/ws WSR=() S=$T_TMP/state/snapshots
+	is_root && WSR=(--host-root)
+	export CLOISTER_STATE_DIR=$T_TMP/state
+	mkdir -p "$W/sub"; echo base >"$W/a.txt"; echo keep >"$W/sub/k.txt"
+	mk "${WSR[@]}" $(snap_limits) --workspace "$W"
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo changed >"$W/a.txt"; echo new >"$W/n.txt"; rm "$W/sub/k.txt";
+		ln -s /etc/passwd "$W/link"; truncate -s 1G "$W/sparse"' || fail "changing the workspace"
+	clr workspace snapshot --session "$SID" --id mid
+	assert_eq "0 mid" "$RC $OUT" "snapshot of the session ($ERR)"
+	is_root && assert_eq "" "$ERR" "stderr of a paused snapshot"
+	is_root || assert_contains "$ERR" "was not paused"
+	assert_eq "a.txt:changed link n.txt:new sparse sub" \
+		"$(cd "$S/mid/tree" && for f in $(ls); do [ -f "$f" ] && [ ! -L "$f" ] && [ "$f" != sparse ] && f="$f:$(cat "$f")"; echo "$f"; done | tr '\n' ' ' | sed 's/ $//')" "the snapshot's tree"
+	assert_eq "" "$(ls -A "$S/mid/tree/sub")" "the deletion is in the snapshot"
+	assert_eq /etc/passwd "$(readlink "$S/mid/tree/link")" "a link kept as a link"
+	assert_eq "1073741824" "$(stat -c %s "$S/mid/tree/sparse")" "the sparse file's size"
+	[ "$(du -k "$S/mid/tree/sparse" | cut -f1)" -lt 1024 ] || fail "the sparse file was written out in full"
+	assert_eq "session:$SID $W" "$("$CL" workspace snapshots --json | py '" ".join([s["workspace"]+" "+s["rootDir"] for s in j if s["id"]=="mid"])')" "listed"
+	assert_eq "base keep" "$(echo $(cat "$W/a.txt" "$W/sub/k.txt"))" "the host DIR"
+	[ ! -e "$W/n.txt" ] || fail "the snapshot wrote DIR"
+	# the session runs on, thawed, and writes on; the snapshot stays as it was
+	[ "$(freezer_of "$SID")" != frozen ] || fail "the session is still frozen after the snapshot"
+	clr exec "$SID" --env W="$W" -- sh -c 'echo later >"$W/a.txt"; cat "$W/a.txt"'
+	assert_eq "0 later" "$RC $OUT" "an exec after the snapshot ($ERR)"
+	assert_eq changed "$(cat "$S/mid/tree/a.txt")" "the snapshot after the session wrote on"
+	clr run "${WSR[@]}" --workspace "$W" --snapshot mid -- sh -c "cat $W/a.txt $W/n.txt; ls $W/sub"
+	assert_eq "0 changed new" "$RC $(echo $OUT)" "a run started from the session's snapshot ($ERR)"
+	# refusals: one line, exit 125, nothing made
+	clr workspace snapshot --session "$SID" --id mid; assert_eq 125 "$RC" "an existing id"
+	assert_contains "$ERR" "exists already"
+	clr workspace snapshot --session "$SID" --id ../x; assert_eq 125 "$RC" "a bad id"
+	assert_eq 1 "$(echo "$ERR" | wc -l)" "one line for a bad id"
+	clr workspace snapshot --session nosuchsession; assert_eq 125 "$RC" "an unknown session"
+	assert_contains "$ERR" "no session 'nosuchsession'"
+	clr workspace snapshot --session "$SID" mid2; assert_eq 125 "$RC" "a NAME and --session"
+	local with=$SID
+	mk
+	clr workspace snapshot --session "$SID" --id none; assert_eq 125 "$RC" "a session without --workspace"
+	assert_contains "$ERR" "has no workspace"
+	"$CL" rm "$SID"
+	assert_eq "mid " "$(snaps_left)" "snapshots after the refusals"
+	# a fifo in the tree refuses the snapshot: nothing left, session thawed
+	"$CL" exec "$with" --env W="$W" -- mkfifo "$W/fifo" || fail "making a fifo"
+	clr workspace snapshot --session "$with" --id withfifo; assert_eq 125 "$RC" "a fifo in the tree"
+	assert_eq "mid " "$(snaps_left)" "snapshots after a refused tree"
+	[ "$(freezer_of "$with")" != frozen ] || fail "the session is frozen after a failed snapshot"
+	clr exec "$with" -- true; assert_eq 0 "$RC" "an exec after a failed snapshot ($ERR)"
+	"$CL" rm "$with"
+}
+t_workspace_snapshot_of_a_session() { snapshot_of_a_session; }
+t_workspace_snapshot_of_a_session_copy_mode() { CLOISTER_WORKSPACE_MODE=copy snapshot_of_a_session; }
+
+# While the tree is copied the session is frozen: a writer appending a
+# counter stops (what the copy has is what the file held at the freeze,
+# every line whole), and runs on after the thaw. The test hook holds the
+# worker once frozen and once thawed (SS_SNAP_HOLD_ENV: it tells its pid
+# and waits for SIGUSR1), so each state is looked at while it holds, not
+# guessed at by timing.
+snapshot_pauses() {
+	local W=$T_TMP/ws WSR=() S=$T_TMP/state/snapshots H=$T_TMP/hold pid at n up
+	is_root && WSR=(--host-root)
+	export CLOISTER_STATE_DIR=$T_TMP/state
+	mkdir -p "$W"; mkfifo "$H"
+	CLOISTER_TEST_SNAP_HOLD=$H mk "${WSR[@]}" $(snap_limits) --workspace "$W"
+	"$CL" exec "$SID" --env W="$W" -- sh -c 'i=0; while :; do i=$((i+1)); echo $i >>"$W/count"; done' >/dev/null 2>&1 &
+	up=$(echo "$T_TMP"/state/workspaces/run-*/upper)
+	wait_until test -s "$up/count" || fail "the writer never wrote"
+	"$CL" workspace snapshot --session "$SID" --id paused >"$T_TMP/snap.out" 2>"$T_TMP/snap.err" &
+	local client=$!
+	read -r pid <"$H"   # frozen, nothing copied yet: held until SIGUSR1
+	if is_root; then
+		assert_eq frozen "$(freezer_of "$SID")" "the session's cgroup while the snapshot holds"
+	else
+		assert_eq none "$(freezer_of "$SID")" "no freezer for the user here"
+	fi
+	at=$(wc -l <"$up/count")
+	kill -USR1 "$pid"
+	read -r pid <"$H"   # copied and thawed, not yet answered
+	[ "$(freezer_of "$SID")" != frozen ] || fail "still frozen after the copy, before the reply"
+	kill -USR1 "$pid"
+	wait "$client"; assert_eq "0 paused" "$? $(cat "$T_TMP/snap.out")" "the snapshot ($(cat "$T_TMP/snap.err"))"
+	n=$(wc -l <"$S/paused/tree/count")
+	# every line whole and in sequence: no write was half copied
+	assert_eq "$n" "$(awk 'NR==$1 {c++} END {print c+0}' "$S/paused/tree/count")" "lines of the copy in sequence"
+	if is_root; then
+		assert_eq "$at" "$n" "lines at the freeze and in the copy"
+	else
+		assert_contains "$(cat "$T_TMP/snap.err")" "was not paused"
+	fi
+	wait_until test "$(wc -l <"$up/count")" -gt "$n" || fail "the writer did not go on after the snapshot"
+	"$CL" rm "$SID"
+}
+t_workspace_snapshot_pauses_the_session() { snapshot_pauses; }
+t_workspace_snapshot_pauses_the_session_copy_mode() { CLOISTER_WORKSPACE_MODE=copy snapshot_pauses; }
+
+# A snapshot worker SIGKILLed while the session is frozen: the supervisor
+# thaws it and sweeps the half-built snapshot before the client hears the
+# hang-up; the session serves on, the next snapshot works.
+t_workspace_snapshot_worker_killed() {
+	local W=$T_TMP/ws WSR=() H=$T_TMP/hold pid
+	is_root && WSR=(--host-root)
+	export CLOISTER_STATE_DIR=$T_TMP/state
+	mkdir -p "$W"; echo x >"$W/f"; mkfifo "$H"
+	CLOISTER_TEST_SNAP_HOLD=$H mk "${WSR[@]}" $(snap_limits) --workspace "$W"
+	"$CL" workspace snapshot --session "$SID" --id killed >"$T_TMP/snap.out" 2>"$T_TMP/snap.err" &
+	local client=$!
+	read -r pid <"$H"
+	is_root && assert_eq frozen "$(freezer_of "$SID")" "frozen while held"
+	case $(snaps_left) in .tmp-*) ;; *) fail "no build in progress while held: '$(snaps_left)'" ;; esac
+	kill -9 "$pid"
+	wait "$client"; assert_eq 125 "$?" "the client of a killed snapshot"
+	assert_contains "$(cat "$T_TMP/snap.err")" "ended before answering"
+	[ "$(freezer_of "$SID")" != frozen ] || fail "the session is still frozen after its snapshot worker died"
+	assert_eq "" "$(snaps_left)" "what a killed snapshot left"
+	clr exec "$SID" -- echo alive; assert_eq "0 alive" "$RC $OUT" "the session after a killed snapshot"
+	"$CL" workspace snapshot --session "$SID" --id after >"$T_TMP/snap.out" 2>&1 &
+	client=$!
+	read -r pid <"$H"; kill -USR1 "$pid"
+	read -r pid <"$H"; kill -USR1 "$pid"
+	wait "$client"; assert_eq 0 "$?" "the next snapshot ($(cat "$T_TMP/snap.out"))"
+	assert_eq x "$(cat "$T_TMP/state/snapshots/after/tree/f")" "the next snapshot's tree"
+	"$CL" rm "$SID"
+}
+
 # The runtime directory and the socket are the user's alone; a directory
 # somebody else could get at is refused rather than used.
 t_control_dir_is_private() {

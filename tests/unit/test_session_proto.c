@@ -61,6 +61,18 @@ static const struct { const char *name; const char *buf; size_t len; size_t fds;
 	{"tree on get", R("get\0P/x\0R1\0"), 1, 0},
 	{"tree with another value", R("get\0P/x\0R2\0"), 1, -1},
 	{"tree on exec", R("exec\0R1\0Atrue\0"), 3, -1},
+	{"snap", R("snap\0"), 0, 0},
+	{"snap with an id", R("snap\0Iv1.a_b-c\0"), 0, 0},
+	{"snap with an fd", R("snap\0"), 1, -1},
+	{"snap with two ids", R("snap\0Ia\0Ib\0"), 0, -1},
+	{"snap id empty", R("snap\0I\0"), 0, -1},
+	{"snap id with slash", R("snap\0Ia/b\0"), 0, -1},
+	{"snap id ..", R("snap\0I..\0"), 0, -1},
+	{"snap id starting with .", R("snap\0I.tmp-1\0"), 0, -1},
+	{"snap id too long", R("snap\0I01234567890123456789012345678901234567890123456789012345678901234\0"), 0, -1},
+	{"snap with an argument", R("snap\0Atrue\0"), 0, -1},
+	{"snap with a path", R("snap\0P/x\0"), 0, -1},
+	{"id on exec", R("exec\0Ia\0Atrue\0"), 3, -1},
 };
 
 static void parse_rows(void)
@@ -100,6 +112,12 @@ static void fields(void)
 	static char pty[] = "exec\0C6\0Z40x100\0Atrue\0";
 	CHECK("pty fields", ss_req_parse(pty, sizeof(pty) - 1, fds, 3, &r, &err) == 0 &&
 	      r.pty_mask == 6 && r.rows == 40 && r.cols == 100);
+	static char snap[] = "snap\0Ibefore\0";
+	CHECK("snap id", ss_req_parse(snap, sizeof(snap) - 1, fds, 0, &r, &err) == 0 &&
+	      r.op == SS_OP_SNAP && r.snap_id && strcmp(r.snap_id, "before") == 0);
+	static char snap0[] = "snap\0";
+	CHECK("snap without id", ss_req_parse(snap0, sizeof(snap0) - 1, fds, 0, &r, &err) == 0 &&
+	      !r.snap_id);
 	static char plain[] = "exec\0Atrue\0";
 	CHECK("no pty by default", ss_req_parse(plain, sizeof(plain) - 1, fds, 3, &r, &err) == 0 &&
 	      r.pty_mask == 0 && !r.tree);
