@@ -529,9 +529,12 @@ t_workspace_diff_at_rm() {
 # run's is: the same bundle at rm, the host DIR untouched meanwhile.
 t_workspace_copy_mode() {
 	local W=$T_TMP/ws
+	# root's copy is bound idmapped: --host-root where /tmp cannot be
+	# (the CI guest's tmpfs on Linux 6.1)
+	rw_id_probe
 	export CLOISTER_STATE_DIR=$T_TMP/state CLOISTER_WORKSPACE_MODE=copy
 	mkdir -p "$W/sub"; echo base >"$W/a.txt"; echo keep >"$W/sub/k.txt"
-	mk --workspace "$W" --diff-out "$T_TMP/b.json"
+	mk "${RW_ID[@]}" --workspace "$W" --diff-out "$T_TMP/b.json"
 	# the copy holds the whole tree (an overlay's upper only what changed)
 	[ -f "$(echo "$T_TMP"/state/workspaces/*/upper/sub/k.txt)" ] || fail "no copy of DIR in the state dir"
 	"$CL" exec "$SID" --env W="$W" -- sh -c 'echo changed >"$W/a.txt"; echo new >"$W/n.txt"; rm "$W/sub/k.txt"' ||

@@ -35,7 +35,7 @@ timed() {  # label command...: runs it, then says how long it took
 # overlay on this kernel; the rest of the suite (ptys, cp, request
 # parsing, idle timers: no cgroup or kernel difference) runs on the host
 # only, as root and as the user, where TCG does not make it take 15 minutes.
-SESSION_GUEST='^t_(exec_exit_codes_and_errors|same_isolation_as_run|exec_timeout_kills_its_processes|killed_client_kills_command|ls_and_rm_leave_nothing|idle_timeout_reaps|gc_after_supervisor_sigkill|create_refuses_and_leaves_nothing|workspace_diff_at_rm|workspace_copy_mode|execs_share_the_session_cgroup|exec_status_oom_and_peak)$'
+SESSION_GUEST='^t_(exec_exit_codes_and_errors|same_isolation_as_run|exec_timeout_kills_its_processes|killed_client_kills_command|ls_and_rm_leave_nothing|idle_timeout_reaps|gc_after_supervisor_sigkill|create_refuses_and_leaves_nothing|workspace_diff_at_rm|workspace_copy_mode|workspace_snapshot_pauses_the_session|workspace_snapshot_worker_killed|execs_share_the_session_cgroup|exec_status_oom_and_peak)$'
 SUITES=${VM_SUITES:-"tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh tests/integration/session.sh"}
 for s in $SUITES; do
 	only=${T_ONLY:-}
