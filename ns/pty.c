@@ -249,6 +249,18 @@ void ns_pty_winch(struct ns_pty *t)
 		ioctl(t->master, TIOCSWINSZ, &ws);
 }
 
+void ns_pty_winch_if_changed(struct ns_pty *t)
+{
+	struct winsize ws;
+
+	/* Not unconditionally: the command may be running already and have
+	 * set a size of its own (stty rows), which a push of the unchanged
+	 * caller's size would undo. */
+	if (t->master >= 0 && ioctl(t->term_fd, TIOCGWINSZ, &ws) == 0 &&
+	    (ws.ws_row != t->ws.ws_row || ws.ws_col != t->ws.ws_col))
+		ioctl(t->master, TIOCSWINSZ, &ws);
+}
+
 static int wait_writable(int fd)
 {
 	struct pollfd pfd = {.fd = fd, .events = POLLOUT};

@@ -32,6 +32,9 @@ void ns_pty_on_master(struct ns_pty *t, int fd);
 void ns_pty_event(struct ns_pty *t, struct ns_ev *ev, uint32_t events);
 /* SIGWINCH on the host: the caller's size onto the pty. */
 void ns_pty_winch(struct ns_pty *t);
+/* The caller's size onto the pty only if it changed since the pty was
+ * made with ns_pty_winsize (a resize that came in between). */
+void ns_pty_winch_if_changed(struct ns_pty *t);
 /* Once the sandbox is gone: what it wrote is still passed on. */
 void ns_pty_drain(struct ns_pty *t);
 /* Restores the caller's terminal and closes everything; t may be NULL. */
