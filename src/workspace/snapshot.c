@@ -101,14 +101,20 @@ static void sweep(int sdir, bool verbose)
 	closedir(d);
 }
 
-void ws_snap_gc(void)
+/* The store's leftovers, if it exists (verbose: one line each). */
+static void sweep_store(bool verbose)
 {
 	char path[4200];
 	cl_error err = {0};
 	cl_autoclose int d = snaps_fd(false, path, sizeof(path), &err);
 
 	if (d >= 0)
-		sweep(d, true);
+		sweep(d, verbose);
+}
+
+void ws_snap_gc(void)
+{
+	sweep_store(true);
 }
 
 static int random_name(char *out, size_t len, const char *prefix, cl_error *err)
@@ -319,12 +325,7 @@ int ws_snap_create(const char *name, const char *id, char out[WS_SNAP_ID_MAX + 1
 
 void ws_snap_sweep(void)
 {
-	char path[4200];
-	cl_error err = {0};
-	cl_autoclose int d = snaps_fd(false, path, sizeof(path), &err);
-
-	if (d >= 0)
-		sweep(d, false);
+	sweep_store(false);
 }
 
 int ws_snap_open(const char *id, struct ws_snap *s, cl_error *err)
