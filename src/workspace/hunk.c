@@ -196,7 +196,12 @@ static const char *one_hunk(const char *l, const struct line *old, size_t n_old,
 	}
 	for (; *pos < start; (*pos)++)
 		put(o, old[*pos].s, old[*pos].n, old[*pos].nl);
-	for (l += line_len(l) + 1; *l && (*l == ' ' || *l == '-' || *l == '+');) {
+	/* Past the header line and its newline if it has one: a diff may end
+	 * right after "@@ ... @@" (a hostile bundle), and stepping over a
+	 * newline that is not there reads past the string's NUL. */
+	l += line_len(l);
+	l += *l == '\n';
+	for (; *l && (*l == ' ' || *l == '-' || *l == '+');) {
 		char op = *l;
 		size_t n = line_len(l) - 1;
 		const char *text = l + 1;
