@@ -8,9 +8,10 @@
  * kept open on /dev/null, reopened before each input, so an input can
  * only close or read fds the harness owns. stdin is /dev/null (no read
  * waits on a terminal); 0-2 are saved at FZ_SAVED..FZ_SAVED+2 and put
- * back after each input, which an input naming those numbers could undo:
- * such inputs are skipped. libFuzzer holds no fd of its own while an
- * input runs as long as it does not symbolize (tests/fuzz/run.sh passes
+ * back after each input, which an input naming those numbers could undo.
+ * An input naming any open fd at or above FZ_FDS (those, or one the
+ * fuzzer was started with) is skipped. libFuzzer holds no fd of its own
+ * while an input runs as long as it does not symbolize (run.sh passes
  * -print_funcs=0: otherwise it keeps pipes to llvm-symbolizer open, on
  * fds an input could name). */
 #define _GNU_SOURCE
@@ -78,18 +79,28 @@ static void restore_stdio(void)
 			dup2(FZ_SAVED + fd, fd);
 }
 
-/* Does the input name one of the saved fds (as a whole word)? */
-static bool names_saved_fd(const uint8_t *data, size_t len)
+/* Does the input name (as a whole word, in its argv or its --args
+ * content) an open fd the harness does not reset before each input: the
+ * saved 0-2, or anything the fuzzer's parent left open (a pipe there
+ * blocks a --args read forever: libFuzzer's -jobs workers inherit one)? */
+static bool names_foreign_fd(const uint8_t *data, size_t len)
 {
-	char w[8];
+	char w[16];
+	size_t i = 0;
 
-	for (int fd = FZ_SAVED; fd < FZ_SAVED + 3; fd++) {
-		int n = snprintf(w, sizeof(w), "%d", fd);
-		for (const uint8_t *p = data; p && (p = memmem(p, len - (size_t)(p - data), w, (size_t)n));
-		     p++)
-			if ((p == data || p[-1] == 0 || p[-1] == 0xff) &&
-			    (p + n == data + len || p[n] == 0 || p[n] == 0xff))
+	while (i < len) {
+		size_t k = 0;
+		while (i + k < len && data[i + k] != 0 && data[i + k] != 0xff)
+			k++;
+		if (k < sizeof(w)) {
+			cl_error err = {0};
+			int fd;
+			memcpy(w, data + i, k);
+			w[k] = '\0';
+			if (cl_bwrap_parse_fd(w, &fd, &err) == 0 && fd >= FZ_FDS && fcntl(fd, F_GETFD) >= 0)
 				return true;
+		}
+		i += k + 1;
 	}
 	return false;
 }
@@ -104,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	int argc;
 	char **argv;
 
-	if (names_saved_fd(data, len))
+	if (names_foreign_fd(data, len))
 		return 0;
 	reset_fds(sep ? sep + 1 : data, sep ? len - words - 1 : 0);
 	argv = fz_argv("bwrap", data, words, &argc);
