@@ -209,6 +209,9 @@ void ns_pty_on_master(struct ns_pty *t, int fd)
 	fcntl(fd, F_SETFL, O_NONBLOCK);
 	t->master = t->mst.ev.fd = fd;
 	make_raw(t);
+	/* A resize between making the pty and now sent its SIGWINCH while
+	 * there was no master to give it to. */
+	ns_pty_winch(t);
 	update(t);
 }
 
@@ -244,21 +247,15 @@ void ns_pty_winch(struct ns_pty *t)
 {
 	struct winsize ws;
 
-	/* The kernel sends SIGWINCH to the pty's foreground group itself. */
-	if (t->master >= 0 && ioctl(t->term_fd, TIOCGWINSZ, &ws) == 0)
-		ioctl(t->master, TIOCSWINSZ, &ws);
-}
-
-void ns_pty_winch_if_changed(struct ns_pty *t)
-{
-	struct winsize ws;
-
-	/* Not unconditionally: the command may be running already and have
-	 * set a size of its own (stty rows), which a push of the unchanged
-	 * caller's size would undo. */
-	if (t->master >= 0 && ioctl(t->term_fd, TIOCGWINSZ, &ws) == 0 &&
-	    (ws.ws_row != t->ws.ws_row || ws.ws_col != t->ws.ws_col))
-		ioctl(t->master, TIOCSWINSZ, &ws);
+	/* t->ws is the size the pty last got from here (it was made with it).
+	 * Only a size that differs is pushed: the command may have set its
+	 * own (stty rows), which the caller's unchanged size would undo. The
+	 * kernel sends SIGWINCH to the pty's foreground group itself. */
+	if (t->master < 0 || ioctl(t->term_fd, TIOCGWINSZ, &ws) < 0 ||
+	    !memcmp(&ws, &t->ws, sizeof(ws)))
+		return;
+	if (ioctl(t->master, TIOCSWINSZ, &ws) == 0)
+		t->ws = ws;
 }
 
 static int wait_writable(int fd)

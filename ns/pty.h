@@ -27,14 +27,12 @@ int ns_pty_for_stdio(int epfd, struct ns_pty **out, cl_error *err);
 unsigned ns_pty_stdio_mask(const struct ns_pty *t);
 const struct winsize *ns_pty_winsize(const struct ns_pty *t);
 /* The master from the sandbox (ownership taken): the caller's terminal
- * goes raw and bytes start to flow. */
+ * goes raw, takes a size the caller changed to since, and bytes flow. */
 void ns_pty_on_master(struct ns_pty *t, int fd);
 void ns_pty_event(struct ns_pty *t, struct ns_ev *ev, uint32_t events);
-/* SIGWINCH on the host: the caller's size onto the pty. */
+/* SIGWINCH on the host: the caller's size onto the pty if it changed
+ * since the pty last got one (made with ns_pty_winsize, then each push). */
 void ns_pty_winch(struct ns_pty *t);
-/* The caller's size onto the pty only if it changed since the pty was
- * made with ns_pty_winsize (a resize that came in between). */
-void ns_pty_winch_if_changed(struct ns_pty *t);
 /* Once the sandbox is gone: what it wrote is still passed on. */
 void ns_pty_drain(struct ns_pty *t);
 /* Restores the caller's terminal and closes everything; t may be NULL. */

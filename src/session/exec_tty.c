@@ -120,11 +120,9 @@ static int on_message(struct ss_tty *t, int sock, struct ss_reply *rep, cl_error
 	              (rep->flags & SS_RF_PTY) && n_fds == 1;
 
 	if (is_pty) {
-		/* The caller's terminal goes raw here; the pty was made with
-		 * the request's size, and takes the caller's only if that
-		 * changed since (the command may have set its own already). */
+		/* The caller's terminal goes raw here (and the pty takes a
+		 * size the caller changed to since the request). */
 		ns_pty_on_master(t->pty, fds[0]);
-		ns_pty_winch_if_changed(t->pty);
 		return 1;
 	}
 	for (size_t i = 0; i < n_fds; i++)

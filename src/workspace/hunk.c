@@ -201,7 +201,7 @@ static const char *one_hunk(const char *l, const struct line *old, size_t n_old,
 	 * newline that is not there reads past the string's NUL. */
 	l += line_len(l);
 	l += *l == '\n';
-	for (; *l && (*l == ' ' || *l == '-' || *l == '+');) {
+	while (*l == ' ' || *l == '-' || *l == '+') {
 		char op = *l;
 		size_t n = line_len(l) - 1;
 		const char *text = l + 1;

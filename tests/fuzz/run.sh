@@ -23,7 +23,9 @@ failed=0
 # An input that names it must be skipped by the target (fuzz_bwrap_argv
 # once read it through --args and hung); the replay below includes one.
 stray=$BF/stray.fifo
-rm -f "$stray" && mkfifo -m 600 "$stray" && exec 16<>"$stray" && rm -f "$stray"
+rm -f "$stray"
+mkfifo -m 600 "$stray" && exec 16<>"$stray" || { echo "FAIL fuzz: cannot hold a stray fd at 16 ($stray)"; exit 1; }
+rm -f "$stray"
 
 one() {  # target
 	local t=$1 bin=$BF/fuzz/$1 log=$BF/logs/$1.log files scratch
