@@ -51,13 +51,18 @@ wait_line() {  # FILE ERE
 	grep -E -m1 -- "$2" "$1"
 }
 # SIGKILLs PID and waits (pidfds, 60 s deadline) until every process of the
-# tree it had is gone; fails naming what is left. Scoped to that tree.
-kill_tree_and_wait() {
-	local left
-	left=$(python3 "$TOP/tests/helpers/proctree.py" kill_and_wait "$1" 2>/dev/null) ||
-		fail "processes left behind after SIGKILL of $1: $left"
-	wait "$1" 2>/dev/null
-	return 0
+# tree it had is gone; fails naming what is left (or what went wrong, with
+# the tree as it was before the kill, and the tail of each LOG). Scoped to
+# that tree.
+kill_tree_and_wait() {  # PID [LOG...]
+	local left pid=$1 f logs=""
+	shift
+	left=$(python3 "$TOP/tests/helpers/proctree.py" kill_and_wait "$pid" 2>"$T_TMP/proctree.err") && {
+		wait "$pid" 2>/dev/null
+		return 0
+	}
+	for f; do logs="$logs; ${f##*/}: $(tail -n 4 "$f" 2>/dev/null | tr '\n' ' ')"; done
+	fail "SIGKILL of $pid and wait: $left; $(tr '\n' ' ' <"$T_TMP/proctree.err")$logs"
 }
 # Pids of processes whose command line contains the marker (not ours).
 procs_with() {

@@ -6,7 +6,8 @@ processes is gone. Scoped to the tree: other tests' processes never count.
   proctree.py kill_and_wait ROOTPID [TIMEOUT_S]   exit 0 if all gone, 1 if not;
       with PT_KILL_BY=<CLOCK_REALTIME ns> in the environment, exit 2 if the
       kill came later than that (a test that needs it inside a window)
-  proctree.py wait_child PID [TIMEOUT_S]          print the first child's pid
+  proctree.py wait_child PID [PROG]               print the first child's pid
+      (with PROG, the first whose argv[0] is PROG); 60 s deadline
 """
 import os, select, signal, sys, time
 
@@ -17,12 +18,12 @@ def children():
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
+        try:   # bytes: a comm need not be valid UTF-8
+            with open(f"/proc/{d}/stat", "rb") as f:
                 stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+            ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue   # gone meanwhile
         kids.setdefault(ppid, []).append(int(d))
     return kids
 
@@ -55,7 +56,12 @@ def kill_and_wait(root, timeout=60.0):
             pass   # already gone
     print("tree:", " ".join(f"{p}({cmdline(p)})" for p in fds.values()), file=sys.stderr)
     late = time.time_ns() > int(os.environ.get("PT_KILL_BY", "0") or 0) > 0
-    os.kill(root, signal.SIGKILL)
+    try:
+        os.kill(root, signal.SIGKILL)
+    except ProcessLookupError:
+        # Not what a caller asked for: it meant to kill a live root.
+        print(f"{root} was gone before the kill (tree: {' '.join(map(str, fds.values()))})")
+        return 3
     poll, deadline = select.poll(), time.monotonic() + timeout
     for fd in fds:
         poll.register(fd, select.POLLIN)
@@ -78,18 +84,38 @@ def kill_and_wait(root, timeout=60.0):
     return 0
 
 
-def wait_child(pid, timeout=60.0):
+def argv0(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[0].decode(errors="replace")
+    except OSError:
+        return None
+
+
+def wait_child(pid, prog=None, timeout=60.0):
+    """The first child of PID; with PROG, the first whose argv[0] is PROG
+    (strace, for one, forks short-lived probe children before the tracee:
+    a bare "first child" can name one that is already gone)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        k = children().get(pid)
-        if k:
-            print(k[0])
-            return 0
+        for k in sorted(children().get(pid, [])):
+            if prog is None or argv0(k) == prog:
+                print(k)
+                return 0
         time.sleep(0.01)
     return 1
 
 
-if __name__ == "__main__":
+def main():
     f, args = sys.argv[1], sys.argv[2:]
-    sys.exit({"kill_and_wait": kill_and_wait, "wait_child": wait_child}[f](
-        int(args[0]), *(float(a) for a in args[1:])))
+    try:
+        if f == "kill_and_wait":
+            return kill_and_wait(int(args[0]), *map(float, args[1:]))
+        return {"wait_child": wait_child}[f](int(args[0]), *args[1:])
+    except Exception as e:   # on stdout: the caller's failure names it
+        print(f"proctree {f}: {type(e).__name__}: {e}")
+        return 4
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,10 +19,12 @@ kill_by() { echo $(( $(date +%s%N) + DELAY_US * 1000 - 500000000 )); }
 # and CLP (cloister's).
 start_traced() {
 	command -v strace >/dev/null || skip "strace is missing (tests/deps.sh install)"
-	strace -f -qq -o "$T_TMP/st" -e trace=clone3,prctl,vfork \
-		-e inject=prctl:delay_enter=$DELAY_US:when=1 "$CL" "$@" >/dev/null 2>&1 &
+	# -q, not -qq: the log keeps each process's exit, for a failure.
+	strace -f -q -o "$T_TMP/st" -e trace=clone3,prctl,vfork \
+		-e inject=prctl:delay_enter=$DELAY_US:when=1 "$CL" "$@" >/dev/null 2>"$T_TMP/cl.err" &
 	ST=$!
-	CLP=$(python3 "$PT" wait_child "$ST") || fail "cloister did not start under strace"
+	# By argv[0]: strace's first children are its own probes, not cloister.
+	CLP=$(python3 "$PT" wait_child "$ST" "$CL") || fail "cloister did not start under strace"
 }
 
 # The child of cloister is killed before its prctl has run: it must see
@@ -30,7 +32,7 @@ start_traced() {
 init_window() {  # cloister args...
 	start_traced "$@"
 	wait_line "$T_TMP/st" "clone3(\(| resumed>).*= [0-9]+$" >/dev/null || { kill -KILL $CLP; fail "no clone3 in strace log: $(tail -c 300 "$T_TMP/st")"; }
-	PT_KILL_BY=$(kill_by) kill_tree_and_wait "$CLP"
+	PT_KILL_BY=$(kill_by) kill_tree_and_wait "$CLP" "$T_TMP/cl.err" "$T_TMP/st"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
 }
@@ -44,7 +46,7 @@ command_window() {  # cloister args...
 	local by; by=$(kill_by)
 	init=${init%% *}
 	python3 "$PT" wait_child "$init" >/dev/null || { kill -KILL $CLP; fail "no command"; }
-	PT_KILL_BY=$by kill_tree_and_wait "$CLP"
+	PT_KILL_BY=$by kill_tree_and_wait "$CLP" "$T_TMP/cl.err" "$T_TMP/st"
 	wait $ST 2>/dev/null   # strace re-raises the SIGKILL its tracee got
 	return 0
 }
