@@ -178,8 +178,14 @@ static int send_entry(struct walk *w, int dfd, const char *name, int depth, cl_e
 		return cl_fail(err, 0, "%s: changed while being copied", w->path);
 	}
 	if (S_ISDIR(st.st_mode)) {
-		rc = count(w, 0, err) < 0 || put_rec(w, R_DIR, st.st_mode & 07777, name, 0) < 0 ? -1
-		     : send_dir(w, fd, depth + 1, err);
+		/* Each failed write says why (EPIPE: the session stopped
+		 * reading), as the file branch below does. */
+		if (count(w, 0, err) < 0)
+			rc = -1;
+		else if (put_rec(w, R_DIR, st.st_mode & 07777, name, 0) < 0)
+			rc = cl_fail_errno(err, "%s: sending", w->path);
+		else
+			rc = send_dir(w, fd, depth + 1, err);
 		if (rc == 0 && put_rec(w, R_UP, st.st_mode & 07777, NULL, 0) < 0)
 			rc = cl_fail_errno(err, "%s: sending", w->path);
 	} else {
