@@ -69,7 +69,15 @@ static int read_all(int fd, void *p, size_t n)
 	return 1;
 }
 
-static int put_rec(struct walk *w, int type, unsigned mode, const char *name, uint64_t size)
+/* n bytes into the stream; a failed write names the entry at hand (EPIPE:
+ * the session stopped reading). Every write of the sender goes here. */
+static int send_bytes(struct walk *w, const void *p, size_t n, cl_error *err)
+{
+	return write_all(w->fd, p, n) < 0 ? cl_fail_errno(err, "%s: sending", w->path) : 0;
+}
+
+static int put_rec(struct walk *w, int type, unsigned mode, const char *name, uint64_t size,
+                   cl_error *err)
 {
 	unsigned char h[REC_LEN];
 	size_t nl = name ? strlen(name) : 0;
@@ -81,7 +89,7 @@ static int put_rec(struct walk *w, int type, unsigned mode, const char *name, ui
 	h[6] = (unsigned char)(nl >> 8);
 	for (int i = 0; i < 8; i++)
 		h[7 + i] = (unsigned char)(size >> (8 * i));
-	if (write_all(w->fd, h, sizeof(h)) < 0 || (nl && write_all(w->fd, name, nl) < 0))
+	if (send_bytes(w, h, sizeof(h), err) < 0 || (nl && send_bytes(w, name, nl, err) < 0))
 		return -1;
 	return 0;
 }
@@ -136,8 +144,8 @@ static int send_file(struct walk *w, int fd, uint64_t size, cl_error *err)
 		if (n <= 0)
 			return cl_fail(err, n < 0 ? errno : 0, "%s: %s", w->path,
 			               n < 0 ? "reading" : "changed size while being copied");
-		if (write_all(w->fd, w->buf, (size_t)n) < 0)
-			return cl_fail_errno(err, "%s: sending", w->path);
+		if (send_bytes(w, w->buf, (size_t)n, err) < 0)
+			return -1;
 		size -= (uint64_t)n;
 	}
 	return 0;
@@ -160,9 +168,9 @@ static int send_entry(struct walk *w, int dfd, const char *name, int depth, cl_e
 			return cl_fail(err, n < 0 ? errno : ENAMETOOLONG, "%s: reading the link", w->path);
 		if (count(w, 0, err) < 0)
 			return -1;
-		if (put_rec(w, R_LINK, 0777, name, (uint64_t)n) < 0 || write_all(w->fd, target, (size_t)n) < 0)
-			return cl_fail_errno(err, "%s: sending", w->path);
-		return 0;
+		if (put_rec(w, R_LINK, 0777, name, (uint64_t)n, err) < 0)
+			return -1;
+		return send_bytes(w, target, (size_t)n, err);
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return cl_fail(err, 0, "%s: not a regular file, directory or symbolic link (devices, "
@@ -178,22 +186,14 @@ static int send_entry(struct walk *w, int dfd, const char *name, int depth, cl_e
 		return cl_fail(err, 0, "%s: changed while being copied", w->path);
 	}
 	if (S_ISDIR(st.st_mode)) {
-		/* Each failed write says why (EPIPE: the session stopped
-		 * reading), as the file branch below does. */
-		if (count(w, 0, err) < 0)
-			rc = -1;
-		else if (put_rec(w, R_DIR, st.st_mode & 07777, name, 0) < 0)
-			rc = cl_fail_errno(err, "%s: sending", w->path);
-		else
-			rc = send_dir(w, fd, depth + 1, err);
-		if (rc == 0 && put_rec(w, R_UP, st.st_mode & 07777, NULL, 0) < 0)
-			rc = cl_fail_errno(err, "%s: sending", w->path);
+		rc = count(w, 0, err) < 0 || put_rec(w, R_DIR, st.st_mode & 07777, name, 0, err) < 0 ||
+		     send_dir(w, fd, depth + 1, err) < 0 ||
+		     put_rec(w, R_UP, st.st_mode & 07777, NULL, 0, err) < 0 ? -1 : 0;
 	} else {
 		fcntl(fd, F_SETFL, 0);
-		rc = count(w, (uint64_t)st.st_size, err) < 0 ? -1
-		     : put_rec(w, R_FILE, st.st_mode & 07777, name, (uint64_t)st.st_size) < 0
-		     ? cl_fail_errno(err, "%s: sending", w->path)
-		     : send_file(w, fd, (uint64_t)st.st_size, err);
+		rc = count(w, (uint64_t)st.st_size, err) < 0 ||
+		     put_rec(w, R_FILE, st.st_mode & 07777, name, (uint64_t)st.st_size, err) < 0 ||
+		     send_file(w, fd, (uint64_t)st.st_size, err) < 0 ? -1 : 0;
 	}
 	close(fd);
 	return rc;
@@ -241,9 +241,7 @@ int ss_tree_send(int dirfd, int out, const char *shown, cl_error *err)
 	/* Its contents, then its own mode in the end record. */
 	if (send_dir(&w, dirfd, 0, err) < 0)
 		return -1;
-	if (put_rec(&w, R_END, st.st_mode & 07777, NULL, 0) < 0)
-		return cl_fail_errno(err, "%s: sending", shown);
-	return 0;
+	return put_rec(&w, R_END, st.st_mode & 07777, NULL, 0, err);
 }
 
 /* ---- receiving ---- */

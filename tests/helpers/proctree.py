@@ -111,7 +111,9 @@ def main():
     try:
         if f == "kill_and_wait":
             return kill_and_wait(int(args[0]), *map(float, args[1:]))
-        return {"wait_child": wait_child}[f](int(args[0]), *args[1:])
+        if f == "wait_child":
+            return wait_child(int(args[0]), *args[1:])
+        raise ValueError("no such command")
     except Exception as e:   # on stdout: the caller's failure names it
         print(f"proctree {f}: {type(e).__name__}: {e}")
         return 4
