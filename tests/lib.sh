@@ -96,9 +96,12 @@ assert_gone() {
 # seconds, default 300): a test that hangs is killed and reported as FAILED
 # by name instead of stalling the suite. Its stderr goes to a file, so a
 # stray background process holding it cannot stall the runner either.
-T_LIMIT=${T_LIMIT:-300}
+# The default is applied here, when the tests run, not when this file is
+# sourced: a suite's own ${T_LIMIT:-N} then works before or after the
+# source line (after it, lint.sh's 1200 s used to keep 300 s).
 run_one() {  # function -> exit status (124 = timed out)
 	local f=$1 tp wd rc
+	T_LIMIT=${T_LIMIT:-300}
 	( set +e; cd "$T_TMP" && "$f" ) </dev/null >/dev/null 2>"$T_TMP.err" &
 	tp=$!
 	( sleep "$T_LIMIT"; touch "$T_TMP.timeout"; kill -TERM -- -"$tp"; sleep 5; kill -KILL -- -"$tp" ) \

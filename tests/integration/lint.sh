@@ -4,12 +4,15 @@
 # clean under valgrind's memcheck (`make check-valgrind`). lint needs the
 # sources: root pass only (the unprivileged pass runs on a copy without
 # them); valgrind runs in both.
+# clang-tidy over the tree takes about two minutes on a quiet 2-core box,
+# over five with both CPUs busy (CI under load killed lint_clean at lib.sh's
+# 300 s, which this line did not override until lib.sh applied its default
+# only when the tests run).
+T_LIMIT=${T_LIMIT:-1200}
 source "$(dirname "$0")/../lib.sh"
 # Not part of make check-asan (CLOISTER_BUILD=build-asan): nothing here
 # depends on which cloister binary the suites run.
 [ "${CLOISTER_BUILD:-build}" = build ] || exit 0
-# clang-tidy over the tree takes about two minutes on a quiet 2-core box.
-T_LIMIT=${T_LIMIT:-1200}
 
 if is_root; then
 	t_lint_clean() {
