@@ -1,7 +1,8 @@
 #!/bin/bash
 # The cgroup v2 group for `make check`: this host is hybrid (v1), so the v2
-# backend is tested in a QEMU guest with a pure v2 hierarchy, all tests in
-# one boot (tests/vm/check-v2.sh), each reported as its own PASS/FAIL line.
+# backend is tested in a QEMU guest with a pure v2 hierarchy, the v2 group
+# in one boot and the core suites in another (tests/vm/check-v2.sh), each
+# test reported as its own PASS/FAIL line.
 # The guest covers root and a rootless delegated user itself, so only the
 # root pass boots it; the unprivileged pass has nothing to add here.
 [ "$(id -u)" = 0 ] || exit 0

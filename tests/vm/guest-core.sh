@@ -3,8 +3,9 @@
 # tests/security/escape.sh and session.sh) inside the pure cgroup v2 guest, on the
 # Debian kernel: as root, then core and escape as the unprivileged test user
 # (the relay code does not depend on the kernel; the host runs network.sh
-# as both users). Runs in the same
-# boot as guest-v2.sh; lines are labelled vm-<suite> and vm-user-<suite>.
+# as both users). Runs in the same kind of guest as guest-v2.sh, in a boot
+# of its own (tests/vm/check-v2.sh); lines are labelled vm-<suite> and
+# vm-user-<suite>.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 U=${CLOISTER_TEST_USER:-cloister-test}
@@ -24,10 +25,10 @@ ip link set lo up
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 mkdir -p /tmp/.vm-state /tmp/.vm-cache
 export XDG_STATE_HOME=/tmp/.vm-state XDG_CACHE_HOME=/tmp/.vm-cache
-timed() {  # label command...: runs it, then says how long it took
-	local t=$SECONDS
+timed() {  # label command...: runs the command, then says how long it took
+	local t=$SECONDS label=$1; shift
 	"$@"
-	echo "vm-core: $1 $2 took $((SECONDS - t)) s"
+	echo "vm-core: $label took $((SECONDS - t)) s"
 }
 # session.sh as root: a session's execs are cloned into its cgroup with
 # CLONE_INTO_CGROUP, which only a cgroup v2 host exercises. The guest runs
@@ -40,11 +41,11 @@ SUITES=${VM_SUITES:-"tests/integration/core.sh tests/security/escape.sh tests/in
 for s in $SUITES; do
 	only=${T_ONLY:-}
 	[ "$s" = tests/integration/session.sh ] && [ -z "$only" ] && only=$SESSION_GUEST
-	timed env TFILE_PREFIX=vm- T_ONLY="$only" bash "$W/$s" </dev/null
+	timed "$s (root)" env TFILE_PREFIX=vm- T_ONLY="$only" bash "$W/$s" </dev/null
 done
 if id "$U" >/dev/null 2>&1; then
 	for s in tests/integration/core.sh tests/security/escape.sh; do
-		timed runuser -u "$U" -- env -u XDG_STATE_HOME -u XDG_CACHE_HOME PATH=/usr/sbin:/usr/bin:/sbin:/bin TFILE_PREFIX=vm-user- \
+		timed "$s ($U)" runuser -u "$U" -- env -u XDG_STATE_HOME -u XDG_CACHE_HOME PATH=/usr/sbin:/usr/bin:/sbin:/bin TFILE_PREFIX=vm-user- \
 			bash "$W/$s" </dev/null
 	done
 else
