@@ -12,6 +12,9 @@ T_TMP=""
 
 fail() { echo "$*" >&2; exit 1; }
 skip() { echo "SKIP:$*" >&2; exit 77; }
+# note TEXT: what a control found on this host (which case a test asserted);
+# printed after the test's PASS line, so a run says what it proved where.
+note() { echo "$*" >>"$T_TMP.note"; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
 assert_eq() {  # expected actual what
@@ -142,13 +145,14 @@ run_tests() {
 		run_one "$f"; rc=$?
 		[ $((SECONDS - t0)) -lt 30 ] || echo "    slow: $TFILE ${f#t_} took $((SECONDS - t0)) s"
 		msg=$(cat "$T_TMP.err" 2>/dev/null)
+		note=$(tr '\n' ';' <"$T_TMP.note" 2>/dev/null); note=${note%;}
 		[ $rc = 124 ] && msg="$msg (timed out after ${T_LIMIT}s: killed)"
 		# chmod first: an overlay's work/work (mode 000, made by the
 		# kernel) in a test's own state dir cannot be emptied otherwise.
 		chmod -R u+rwX "$T_TMP" 2>/dev/null
-		rm -rf "$T_TMP" "$T_TMP.err" "$T_TMP.timeout" 2>/dev/null
+		rm -rf "$T_TMP" "$T_TMP.err" "$T_TMP.timeout" "$T_TMP.note" 2>/dev/null
 		case $rc in
-		0) echo "PASS $TFILE: ${f#t_}" ;;
+		0) echo "PASS $TFILE: ${f#t_}${note:+ [$note]}" ;;
 		77) echo "SKIP $TFILE: ${f#t_}: ${msg#*SKIP:}" ;;
 		*) echo "FAIL $TFILE: ${f#t_}: $(printf '%s' "$msg" | tail -n 3 | tr '\n' ' ')" ;;
 		esac
