@@ -145,7 +145,7 @@ run_tests() {
 		run_one "$f"; rc=$?
 		[ $((SECONDS - t0)) -lt 30 ] || echo "    slow: $TFILE ${f#t_} took $((SECONDS - t0)) s"
 		msg=$(cat "$T_TMP.err" 2>/dev/null)
-		note=$(tr '\n' ';' <"$T_TMP.note" 2>/dev/null); note=${note%;}
+		note=$(tr '\n' ';' 2>/dev/null <"$T_TMP.note"); note=${note%;}
 		[ $rc = 124 ] && msg="$msg (timed out after ${T_LIMIT}s: killed)"
 		# chmod first: an overlay's work/work (mode 000, made by the
 		# kernel) in a test's own state dir cannot be emptied otherwise.
