@@ -73,7 +73,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -142,11 +142,9 @@ asan:
 # make check-valgrind covers leaks in the unit tests). CHECK_ASAN=REGEX
 # runs the suites whose path matches REGEX (tests/run.sh).
 ASAN_RUN_OPTIONS := detect_leaks=0:halt_on_error=1:exitcode=86:detect_stack_use_after_return=0
-check-asan: deps
-	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
-	+@$(ASAN_MAKE) build-asan/cloister $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
+check-asan: deps check-build
 	@CLOISTER_BUILD=build-asan ASAN_OPTIONS=$(ASAN_RUN_OPTIONS) \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ./tests/run.sh $(if $(CHECK_ASAN),'$(CHECK_ASAN)')
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 ./tests/run.sh $(if $(CHECK_ASAN)$(SUITES),'$(or $(SUITES),$(CHECK_ASAN))')
 
 # `make fuzz`: one libFuzzer target per parser (tests/fuzz/fuzz_*.c), built
 # with Debian's clang, ASan and UBSan into build-fuzz/ (its own object tree:
@@ -215,10 +213,17 @@ demo:
 	@$(SUBMAKE) all
 	./tests/demo.sh
 
-check: deps
-	@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
-	@$(SUBMAKE) asan
-	@./tests/run.sh
+# `make check-build`: everything make check and check-asan run, built
+# once (.ci/run times it as its own stage; both checks then find it current).
+check-build: deps
+	+@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
+	+@$(ASAN_MAKE) build-asan/cloister $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
+
+# `make check SUITES=REGEX`: only the suites (and unit tests) whose path
+# matches, root and user passes; packages and builds are only checked, and
+# rebuilt when out of date (docs/testing.md).
+check: deps check-build
+	@./tests/run.sh $(if $(SUITES),'$(SUITES)')
 
 check-unit: all $(UNIT_BIN)
 	@./tests/run.sh --unit-only

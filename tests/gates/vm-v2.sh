@@ -9,4 +9,7 @@
 # make check-asan (CLOISTER_BUILD=build-asan) reruns the suites that drive
 # the binary; this one does not depend on which binary runs it.
 [ "${CLOISTER_BUILD:-build}" = build ] || exit 0
+# tests/run.sh (or .ci/run) boots the guest at its start, beside the host
+# suites (CLOISTER_VM_BG): this group then collects its lines.
+[ -n "${CLOISTER_VM_BG:-}" ] && exec "$(dirname "$0")/../vm/background.sh" wait "$CLOISTER_VM_BG"
 exec "$(dirname "$0")/../vm/check-v2.sh"

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/../lib.sh"
 ASAN_CL=${CLOISTER_ASAN:-$TOP/build-asan/cloister}
 CL=$ASAN_CL
-source "$(dirname "$0")/relay_stress.bash"
+source "$(dirname "$0")/../integration/relay_stress.bash"
 # Leaks are not what this looks for (the supervisor exits without freeing).
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
