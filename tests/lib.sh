@@ -144,6 +144,8 @@ run_tests() {
 		t0=$SECONDS
 		run_one "$f"; rc=$?
 		[ $((SECONDS - t0)) -lt 30 ] || echo "    slow: $TFILE ${f#t_} took $((SECONDS - t0)) s"
+		# tests/run.sh lists the slowest tests of each pass from this.
+		[ -z "${CLOISTER_TEST_TIMES:-}" ] || echo "$((SECONDS - t0)) $TFILE:${f#t_}" >>"$CLOISTER_TEST_TIMES" 2>/dev/null
 		msg=$(cat "$T_TMP.err" 2>/dev/null)
 		note=$(tr '\n' ';' 2>/dev/null <"$T_TMP.note"); note=${note%;}
 		[ $rc = 124 ] && msg="$msg (timed out after ${T_LIMIT}s: killed)"

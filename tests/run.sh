@@ -36,6 +36,8 @@ who=$( [ "$(id -u)" = 0 ] && echo root || echo "$(id -un)" )
 # reported a FAIL (it crashed, or died before run_tests) is a failure too:
 # counting only the lines it printed would call that green.
 TIMES=$(mktemp /tmp/cloister-times.XXXXXX)
+CLOISTER_TEST_TIMES=$(mktemp /tmp/cloister-ttimes.XXXXXX); chmod 666 "$CLOISTER_TEST_TIMES"
+export CLOISTER_TEST_TIMES
 run_group() {  # label, command...
 	local label=$1 rc fails t0=$SECONDS; shift
 	fails=$(grep -c '\] FAIL ' "$LOG")
@@ -54,7 +56,8 @@ run_group() {  # label, command...
 # Where this pass spent its time, every group, slowest first (the CI budget).
 slowest() {
 	echo "[$who] slowest groups (s): $(sort -rn "$TIMES" | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')"
-	rm -f "$TIMES"
+	echo "[$who] slowest tests (s): $(sort -rn "$CLOISTER_TEST_TIMES" | head -15 | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')"
+	rm -f "$TIMES" "$CLOISTER_TEST_TIMES"
 }
 
 # The QEMU guest boots first and runs beside everything else (one TCG

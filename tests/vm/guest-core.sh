@@ -1,6 +1,6 @@
 #!/bin/bash
 # The core isolation suites (tests/integration/core.sh, network.sh,
-# tests/security/escape.sh and session.sh) inside the pure cgroup v2 guest, on the
+# tests/security/escape.sh and the session suites) inside the pure cgroup v2 guest, on the
 # Debian kernel: as root, then core and escape as the unprivileged test user
 # (the relay code does not depend on the kernel; the host runs network.sh
 # as both users). Runs in the same kind of guest as guest-v2.sh, in a boot
@@ -30,17 +30,17 @@ timed() {  # label command...: runs the command, then says how long it took
 	"$@"
 	echo "vm-core: $label took $((SECONDS - t)) s"
 }
-# session.sh as root: a session's execs are cloned into its cgroup with
+# The session suites as root: a session's execs are cloned into its cgroup with
 # CLONE_INTO_CGROUP, which only a cgroup v2 host exercises. The guest runs
 # the tests whose subject is that cgroup, the kernel or the workspace
 # overlay on this kernel; the rest of the suite (ptys, cp, request
 # parsing, idle timers: no cgroup or kernel difference) runs on the host
 # only, as root and as the user, where TCG does not make it take 15 minutes.
 SESSION_GUEST='^t_(exec_exit_codes_and_errors|same_isolation_as_run|exec_timeout_kills_its_processes|killed_client_kills_command|ls_and_rm_leave_nothing|idle_timeout_reaps|gc_after_supervisor_sigkill|create_refuses_and_leaves_nothing|workspace_diff_at_rm|workspace_copy_mode|workspace_snapshot_pauses_the_session|workspace_snapshot_worker_killed|execs_share_the_session_cgroup|exec_status_oom_and_peak)$'
-SUITES=${VM_SUITES:-"tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh tests/integration/session.sh"}
+SUITES=${VM_SUITES:-"tests/integration/core.sh tests/security/escape.sh tests/integration/network.sh tests/integration/session_exec.sh tests/integration/session_life.sh tests/integration/session_ws.sh"}
 for s in $SUITES; do
 	only=${T_ONLY:-}
-	[ "$s" = tests/integration/session.sh ] && [ -z "$only" ] && only=$SESSION_GUEST
+	case $s in tests/integration/session_*) [ -z "$only" ] && only=$SESSION_GUEST ;; esac
 	timed "$s (root)" env TFILE_PREFIX=vm- T_ONLY="$only" bash "$W/$s" </dev/null
 done
 if id "$U" >/dev/null 2>&1; then

@@ -1,104 +1,12 @@
 #!/bin/bash
-# The docker executor against a real dockerd (root only: the suite starts
-# Debian's docker.io with tests/helpers/dockerd.sh and imports a static
-# busybox image), runtime resolution, and one table of isolation probes run
-# on both native and docker. Resolution tests that need no daemon are
-# defined for every user.
-. "$(dirname "$0")/../lib.sh"
-# This suite's lease on a shared dockerd (tests/helpers/dockerd.sh).
-export DOCKERD_USER=$$
-
-IMAGE=cloister-test/busybox:1
-export CLOISTER_DOCKER_IMAGE=$IMAGE
-py() { python3 -c "import json,sys; j=json.loads(sys.stdin.read()); print($1)" "${@:2}"; }
-
-# Runs "$@" where this process may not create user namespaces: its own
-# user namespace with max_user_namespaces 0 (the limit is per namespace,
-# the host's stays as it is). Native then fails exactly as on a host that
-# forbids them. Root's ids map to themselves, so the docker socket stays
-# reachable.
-no_userns() {
-	unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"' sh "$@"
-}
-
-# --- resolution without a daemon (every user) -------------------------
-
-# A Smithers-shaped spec in $T_TMP/spec.json: command, runtime, extra members.
-spec() {
-	mkdir -p "$T_TMP/req"
-	python3 - "$T_TMP" "$1" "$2" "${3:-}" >"$T_TMP/spec.json" <<'PY'
-import json, sys
-tmp, cmd, rt, extra = sys.argv[1:5]
-s = {"runId": "r1", "sandboxId": "s1", "rootDir": tmp, "command": cmd, "runtime": rt,
-     "requestBundlePath": tmp + "/req"}
-if extra:
-    s.update(json.loads("{" + extra + "}"))
-print(json.dumps(s))
-PY
-}
-event_types() { "$CL" events r1 --root "$T_TMP" | python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in sys.stdin))'; }
-
-t_spec_runtime_docker_without_daemon_records_the_fallback() {
-	spec 'echo "{\"status\":\"finished\",\"outputs\":1}"' docker
-	DOCKER_HOST=unix://$T_TMP/no.sock clr sandbox run --spec "$T_TMP/spec.json" --json
-	assert_eq 0 "$RC" "exit ($ERR)"
-	assert_contains "$(event_types)" "SandboxRuntimeFallback" events
-	assert_contains "$("$CL" events r1 --root "$T_TMP")" '"reason":"docker unavailable' "event reason"
-}
-
-t_explicit_docker_without_daemon_runs_native_with_warning() {
-	DOCKER_HOST=unix://$T_TMP/no.sock clr run --runtime docker --json-status "$T_TMP/st.json" -- sh -c 'echo ran'
-	assert_eq 0 "$RC" "exit ($ERR)"
-	assert_eq ran "$OUT" output
-	assert_contains "$ERR" "warning: --runtime docker" warning
-	assert_eq native "$(py 'j["runtime"]' <"$T_TMP/st.json")" "status runtime"
-	assert_contains "$(py 'j["runtime_fallback"]' <"$T_TMP/st.json")" "docker unavailable" "recorded fallback"
-}
-
-t_docker_publish_with_network_has_no_native_fallback() {
-	DOCKER_HOST=unix://$T_TMP/no.sock clr run --runtime docker --network host --publish 127.0.0.1:18998:80 -- echo ran
-	assert_eq 125 "$RC" exit
-	assert_not_contains "$OUT" ran
-	assert_contains "$ERR" "native cannot publish ports with the network allowed"
-}
-
-t_native_never_falls_back() {
-	local out rc
-	out=$(no_userns "$CL" run --runtime native -- echo ran 2>&1); rc=$?
-	assert_eq 125 "$rc" "exit ($out)"
-	assert_not_contains "$out" ran
-	assert_contains "$out" "creating the sandbox namespaces" reason
-}
-
-t_auto_names_why_each_runtime_was_unusable() {
-	local out rc
-	out=$(DOCKER_HOST=unix://$T_TMP/no.sock no_userns "$CL" run -- echo ran 2>&1); rc=$?
-	assert_eq 125 "$rc" "exit ($out)"
-	assert_contains "$out" "no runtime can run this sandbox: native: creating the sandbox namespaces"
-	assert_contains "$out" "; docker: connecting to the docker daemon at $T_TMP/no.sock"
-	assert_contains "$out" "; codeplane: "
-}
-
-t_runtime_flag_rejects_unknown_names() {
-	clr run --runtime podman -- true
-	assert_eq 125 "$RC" exit
-	assert_contains "$ERR" "--runtime 'podman': expected auto, native, docker or codeplane"
-}
-
-t_docker_host_other_than_unix_is_refused_by_name() {
-	DOCKER_HOST=tcp://127.0.0.1:2375 clr run --runtime docker -- echo ran
-	assert_eq 0 "$RC" "falls back to native ($ERR)"
-	assert_contains "$ERR" "DOCKER_HOST=tcp://127.0.0.1:2375: only unix:// sockets are supported"
-}
+# The docker executor against a real dockerd (root only): init, exit codes,
+# streams, status and accounting, limits, network and publish, timeouts and
+# gc removing containers, volumes, env, seccomp, caps, spec mode on docker,
+# auto choosing docker, and one table of status and isolation probes run
+# on both native and docker.
+. "$(dirname "$0")/docker_lib.bash"
 
 if is_root; then
-
-docker_up() {
-	bash "$TOP/tests/helpers/dockerd.sh" up "$IMAGE" || fail "dockerd could not be started"
-}
-# Containers whose name says cloister process PID made them.
-containers_of() { docker ps -aq --filter "name=^cloister-$1-"; }
-dk() { docker_up; clr run --runtime docker "$@"; }
 
 t_docker_init_is_pid_1() {
 	dk -- sh -c 'tr "\0" "\n" </proc/1/cmdline | head -1'
@@ -384,82 +292,6 @@ t_auto_runs_docker_where_native_cannot() {
 
 # --- a terminal in the container (cloister started on a pty) ---------
 
-TTYRUN=(python3 "$TOP/tests/helpers/ttyrun.py")
-# ttyrun.py steps, "--", cloister's arguments after `run --runtime docker`;
-# transcript (CRs stripped) in OUT, status in RC.
-dk_tty() {
-	local steps=()
-	while [ "$1" != -- ]; do steps+=("$1"); shift; done
-	shift
-	docker_up
-	"${TTYRUN[@]}" "${steps[@]}" -- "$CL" run --runtime docker "$@" >"$T_TMP/tty.out" 2>&1; RC=$?
-	OUT=$(tr -d '\r' <"$T_TMP/tty.out")
-}
-
-t_docker_tty_command_has_a_terminal() {
-	dk_tty -- -- sh -c 'tty; [ -t 0 ] && [ -t 2 ] && echo all-tty; exit 3'
-	assert_eq 3 "$RC" "exit code through the tty ($OUT)"
-	assert_eq "/dev/pts/0
-all-tty" "$OUT" "the container's own pty"
-}
-
-t_docker_tty_typed_line_and_ctrl_c() {
-	dk_tty --expect READY --send 'hello world\r' -- -- sh -c 'echo READY; read x; echo "got <$x>"'
-	assert_eq 0 "$RC" "run: $OUT"
-	assert_contains "$OUT" "got <hello world>" "the line typed in"
-	dk_tty --expect READY --send '\x03' -- -- sh -c 'echo READY; exec sleep 1000'
-	assert_eq 130 "$RC" "^C ends the command with SIGINT ($OUT)"
-	# The caller's terminal is raw: bytes (^C too) reach a raw program as they are.
-	dk_tty --expect READY --send 'ab\x03' -- -- sh -c 'stty raw -echo; echo READY; x=$(dd bs=1 count=3 2>/dev/null | od -An -c); stty sane; echo "raw <$x>"'
-	assert_eq 0 "$RC" "raw run: $OUT"
-	assert_contains "$OUT" "raw <   a   b 003>" "bytes, ^C included, read raw"
-}
-
-# The size is set once the container runs (daemons before API 1.42 cannot
-# take it at create), so the command waits for it; then a resize reaches it.
-t_docker_tty_window_size_follows_caller() {
-	dk_tty --size 24x80 --expect READY --resize 40x100 -- -- sh -c \
-		'until [ "$(stty size 2>/dev/null)" = "24 80" ]; do :; done
-		 trap "echo now \$(stty size); exit 0" WINCH; echo start $(stty size) READY; sleep 1000 & wait'
-	assert_eq 0 "$RC" "run: $OUT"
-	assert_contains "$OUT" "start 24 80 READY" "initial size"
-	assert_contains "$OUT" "now 40 100" "size after the caller's resize"
-}
-
-# Timeout and cancel give the same codes as without a terminal, and the
-# caller's terminal is back as it was; the container is gone.
-t_docker_tty_timeout_and_cancel_restore_the_terminal() {
-	local out m=$(marker ttycancel)
-	docker_up
-	out=$("${TTYRUN[@]}" -- bash -c 'b=$(stty -g); "$1" run --runtime docker --timeout 2 --json-status "$2" -- sleep 100
-		echo "rc=$?"; [ "$b" = "$(stty -g)" ] && echo restored' _ "$CL" "$T_TMP/st.json" 2>&1 | tr -d '\r')
-	assert_contains "$out" "rc=124" "timeout with a tty"
-	assert_contains "$out" restored "the terminal after the timeout"
-	assert_eq True "$(py 'j["timed_out"]' <"$T_TMP/st.json")" timed_out
-	out=$("${TTYRUN[@]}" --expect "READY-$m" --signal TERM -- bash -c 'trap "echo outer-TERM" TERM
-		b=$(stty -g); "$1" run --runtime docker -- sh -c "echo READY-$2; exec sleep 1000"; echo "rc=$?"
-		[ "$b" = "$(stty -g)" ] && echo restored' _ "$CL" "$m" 2>&1 | tr -d '\r')
-	assert_contains "$out" "rc=143" "status after SIGTERM"
-	assert_contains "$out" restored "the terminal after SIGTERM"
-	assert_eq "" "$(docker ps -a --no-trunc --format '{{.Command}}' | grep -F "READY-$m")" "container left after the cancel"
-}
-
-# A redirected stream keeps the stream mode: stdout stays the file and
-# separate from stderr (a docker Tty would merge them).
-t_docker_tty_only_when_all_stdio_are_terminals() {
-	docker_up
-	"${TTYRUN[@]}" -- sh -c '"$1" run --runtime docker -- sh -c "tty; echo err >&2" >"$2"' _ "$CL" "$T_TMP/f" >"$T_TMP/tty.out" 2>&1
-	assert_eq "not a tty" "$(cat "$T_TMP/f")" "stdout redirected: no tty, output in the file"
-	assert_contains "$(cat "$T_TMP/tty.out")" err "stderr still on the terminal"
-}
-
-t_docker_tty_output_limit() {
-	dk_tty -- --output-limit 10 --json-status "$T_TMP/st.json" -- seq 1000
-	assert_eq 0 "$RC" "run: $OUT"
-	assert_contains "$OUT" "output cut at 10 bytes"
-	assert_not_contains "$OUT" 1000 "output past the limit"
-	assert_eq True "$(py 'j["output_truncated"]' <"$T_TMP/st.json")" output_truncated
-}
 
 # One table of outcomes, both executors: name; options; command; what
 # must be equal (exit_code timed_out oom_killed output_truncated, plus
