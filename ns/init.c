@@ -298,6 +298,42 @@ static void send_namespaces(struct ns_child *c)
 	}
 }
 
+/* init is a fork of the cloister process, so its /proc/PID/cmdline is the
+ * caller's whole command line, and cmdline is readable by everyone who
+ * sees pid 1, dumpable or not. Its argument area (arg_start..arg_end in
+ * /proc/self/stat) becomes "cloister-init": the title, then NULs, and a
+ * last byte that is not NUL, which tells the kernel the area was
+ * rewritten (setproctitle) so that cmdline ends at the title's NUL. Safe
+ * at any point after parsing: every string of the policy, the command's
+ * argv included, is a copy the policy owns, none points into this area.
+ * Without /proc inside there is nothing to read it through, and nothing
+ * is done. */
+static void init_hide_argv(void)
+{
+	static const char title[] = "cloister-init";
+	char buf[2048];
+	unsigned long start = 0, end = 0;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	const char *at;
+
+	if (fd >= 0)
+		close(fd);
+	prctl(PR_SET_NAME, title, 0, 0, 0);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* Fields counted after the comm's last ')' (it may hold spaces). */
+	for (at = strrchr(buf, ')'); at && *at && field < 48; at++)
+		field += *at == ' ';
+	if (!at || sscanf(at, "%lu %lu", &start, &end) != 2 || end <= start + 2)
+		return;
+	size_t len = end - start, t = len - 2 < sizeof(title) - 1 ? len - 2 : sizeof(title) - 1;
+	memset((char *)start, 0, len);
+	memcpy((char *)start, title, t);
+	((char *)start)[len - 1] = ' ';
+}
+
 /* A session's init runs no command: it reaps what the session's execs
  * leave behind (orphans come to pid 1), serves --publish socket requests,
  * and ends the sandbox on SIGTERM/SIGINT/SIGHUP (its exit kills the pid
@@ -364,6 +400,9 @@ _Noreturn void ns_init_run(struct ns_child *c)
 	 * attach to a capable init), before vfork (the command inherits the
 	 * limited sets; the bounding set needs our CAP_SETPCAP). */
 	init_limit_caps(c);
+	/* Before the command exists (after its exec it could read cmdline
+	 * before init got to run again). */
+	init_hide_argv();
 	if (c->p->session)
 		session_loop(c, sfd);
 	/* vfork: the command only runs its last steps and execs, so copying

@@ -33,8 +33,9 @@ static int count_diff_lines(const char *text)
 
 /* Lines of the patch files and of the diff bundle. The patch files are
  * opened beneath the bundle's dirfd (the sandbox wrote them: no name is
- * reopened, no symlink followed). */
-static int diff_lines(const struct sb_bundle *b, int bfd, const json_t *db)
+ * reopened, no symlink followed). A workspace's bundle is counted from its
+ * parsed form (wb), the one apply writes from. */
+static int diff_lines(const struct sb_bundle *b, int bfd, const json_t *db, const struct ws_bundle *wb)
 {
 	json_t *p;
 	int total = 0;
@@ -47,9 +48,12 @@ static int diff_lines(const struct sb_bundle *b, int bfd, const json_t *db)
 		if (fd >= 0 && cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &text, &len) == 0)
 			total += count_diff_lines(text);
 	}
-	json_array_foreach(json_object_get(db, "patches"), i, p)
-		if (json_is_string(json_object_get(p, "diff")))
-			total += count_diff_lines(json_string_value(json_object_get(p, "diff")));
+	for (i = 0; wb->json && i < wb->n; i++)
+		total += (int)(wb->patches[i].added + wb->patches[i].removed);
+	if (!wb->json)
+		json_array_foreach(json_object_get(db, "patches"), i, p)
+			if (json_is_string(json_object_get(p, "diff")))
+				total += count_diff_lines(json_string_value(json_object_get(p, "diff")));
 	return total;
 }
 
@@ -72,14 +76,14 @@ static const char *keep_bundle(struct run *r, const json_t *cap, char *path, siz
 }
 
 static int review_gate(struct run *r, const struct sb_bundle *b, int bfd, const json_t *db,
-                       const json_t *cap, size_t patches, struct sb_error *e)
+                       const json_t *cap, const struct ws_bundle *wb, size_t patches, struct sb_error *e)
 {
 	char kept[PATH_MAX + 32];
 
 	if (!r->s->review_diffs || patches == 0)
 		return 0;
 	sb_run_event(r, "SandboxDiffReviewRequested",
-	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, bfd, db)));
+	      json_pack("{s:I,s:i}", "patchCount", (json_int_t)patches, "totalDiffLines", diff_lines(b, bfd, db, wb)));
 	if (!r->s->auto_accept_diffs) {
 		sb_run_event(r, "SandboxDiffRejected",
 		      json_pack("{s:s}", "reason", "Diff review approval is required before applying sandbox patches."));
@@ -92,8 +96,9 @@ static int review_gate(struct run *r, const struct sb_bundle *b, int bfd, const 
 	return 0;
 }
 
-/* Spec "workspace": the overlay's changes as this run's diff bundle. */
-static int capture(struct run *r, json_t **cap, struct sb_error *e)
+/* Spec "workspace": the overlay's changes as this run's diff bundle,
+ * parsed once into wb for the gate and the apply. */
+static int capture(struct run *r, json_t **cap, struct ws_bundle *wb, struct sb_error *e)
 {
 	cl_error err = {0};
 	enum ws_fail why;
@@ -105,6 +110,12 @@ static int capture(struct run *r, json_t **cap, struct sb_error *e)
 		return sb_fail(e, SB_EXECUTION_FAILED, 0,
 		               json_pack("{s:s}", "reason", why == WS_FAIL_LIMIT ? "diff-bundle-limit" : "diff-capture"),
 		               "Sandbox workspace changes could not be captured: %s", err.msg);
+	if (ws_bundle_read(*cap, "of the workspace", wb, &err) < 0) {
+		json_decref(*cap);
+		*cap = NULL;
+		return sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s}", "reason", "diff-capture"),
+		               "Sandbox workspace changes could not be captured: %s", err.msg);
+	}
 	/* A sticky workspace's next bundle gets the next seq. */
 	if (ws_sticky_commit_seq(&r->ws, &err) < 0)
 		return sb_from_cl(e, SB_EXECUTION_FAILED, &err);
@@ -113,7 +124,7 @@ static int capture(struct run *r, json_t **cap, struct sb_error *e)
 
 /* Accepted (or not reviewed): the captured bundle lands on rootDir, all
  * or nothing; a refusal keeps the bundle and names the paths. */
-static int apply_accepted(struct run *r, const json_t *cap, struct sb_error *e)
+static int apply_accepted(struct run *r, const json_t *cap, const struct ws_bundle *wb, struct sb_error *e)
 {
 	char *report = NULL, kept[PATH_MAX + 32];
 	size_t rlen = 0;
@@ -122,11 +133,11 @@ static int apply_accepted(struct run *r, const json_t *cap, struct sb_error *e)
 	enum ws_apply_result res;
 	int rc = 0;
 
-	if (!cap || !bundle_patches(cap) || (r->s->review_diffs && !r->s->auto_accept_diffs))
+	if (!cap || !wb->n || (r->s->review_diffs && !r->s->auto_accept_diffs))
 		return 0;
 	if (!(f = open_memstream(&report, &rlen)))
 		return sb_fail(e, SB_EXECUTION_FAILED, ENOMEM, NULL, "applying the sandbox's diff");
-	res = ws_apply(cap, r->s->root_dir, false, f, &err);
+	res = ws_apply(wb, r->s->root_dir, false, f, &err);
 	fclose(f);
 	if (res != WS_APPLIED)
 		rc = sb_fail(e, SB_EXECUTION_FAILED, 0,
@@ -162,6 +173,7 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 	struct sb_bundle b;
 	size_t patches;
 	json_t *out, *cap = NULL, *db;
+	struct ws_bundle wb = {0};
 	cl_autoclose int bfd = -1;
 	int rc;
 
@@ -178,7 +190,7 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 		return rc;
 	}
 	/* A workspace's captured bundle is the run's diff bundle. */
-	if ((rc = capture(r, &cap, e)) < 0) {
+	if ((rc = capture(r, &cap, &wb, e)) < 0) {
 		if (m.artifacts)
 			json_decref(m.artifacts);
 		sb_bundle_free(&b);
@@ -186,15 +198,15 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 	}
 	db = cap ? cap : json_object_get(b.manifest, "diffBundle");
 	bfd = sb_open_beneath(r->l.result_fd, m.bundle_rel, O_RDONLY | O_DIRECTORY);
-	patches = b.n_patch_files + bundle_patches(db);
+	patches = b.n_patch_files + (cap ? wb.n : bundle_patches(db));
 	sb_run_progress(r, "bundle-collected", 85, json_pack("{s:s,s:I}", "bundlePath", m.bundle_path,
 	                                              "patchCount", (json_int_t)patches));
 	sb_run_event(r, "SandboxBundleReceived",
 	      json_pack("{s:I,s:I,s:b}", "bundleSizeBytes", (json_int_t)b.size_bytes, "patchCount",
 	                (json_int_t)patches, "hasOutputs", json_object_get(b.manifest, "outputs") != NULL));
-	rc = review_gate(r, &b, bfd, db, cap, patches, e);
+	rc = review_gate(r, &b, bfd, db, cap, &wb, patches, e);
 	if (rc == 0)
-		rc = apply_accepted(r, cap, e);
+		rc = apply_accepted(r, cap, &wb, e);
 	if (rc == 0) {
 		out = ids(r, &m);
 		if (m.passthrough) {
@@ -226,6 +238,7 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 	if (m.artifacts)
 		json_decref(m.artifacts);
 	json_decref(cap);
+	ws_bundle_free(&wb);
 	sb_bundle_free(&b);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* Applying a bundle: verify everything first (preimage blob ids, exec
- * bits, hunk context, result blob ids, no symlink on any path), stage the
+ * bits, hunk context, result blob ids, no symlink on any path) from the
+ * parsed bundle (hunk.c) and nothing else, stage the
  * new contents in a private dir inside the target, then rename into place
  * with an undo log; any failure undoes what was done. */
 #define _GNU_SOURCE
@@ -27,7 +28,7 @@ enum kind { K_ADD, K_MODIFY, K_DELETE };
 struct job {
 	const char *path;
 	enum kind kind;
-	struct ws_header h;
+	const struct ws_patch *p;
 	char dir[4096];
 	const char *base;
 	char *data;           /* new content (add/modify) */
@@ -73,7 +74,8 @@ static bool deleted_here(const struct ctx *c, const char *path)
 	return false;
 }
 
-/* Reads the current file of a modify/delete and checks it is the base. */
+/* Reads the current file of a modify/delete (a symlink's target) and
+ * checks it is the base. */
 static int check_preimage(struct ctx *c, struct job *j, int pfd, char **old, size_t *old_len)
 {
 	struct stat st;
@@ -86,7 +88,7 @@ static int check_preimage(struct ctx *c, struct job *j, int pfd, char **old, siz
 		conflict(c, j->path, errno == ENOENT ? "missing in the target" : strerror(errno));
 		return 1;
 	}
-	if (j->h.old_link != S_ISLNK(st.st_mode) || (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode))) {
+	if (j->p->old_link != S_ISLNK(st.st_mode) || (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode))) {
 		conflict(c, j->path, "changed type since the bundle's base");
 		return 1;
 	}
@@ -95,18 +97,22 @@ static int check_preimage(struct ctx *c, struct job *j, int pfd, char **old, siz
 		ssize_t n = readlinkat(pfd, j->base, t, sizeof(t));
 		if (n < 0)
 			return cl_fail_errno(c->err, "reading %s", j->path);
+		if (!(*old = malloc((size_t)n + 1)))
+			return cl_fail(c->err, ENOMEM, "reading %s", j->path);
+		memcpy(*old, t, (size_t)n);
+		*old_len = (size_t)n;
 		ws_blob_id(t, (size_t)n, oid);
 	} else {
 		cl_autoclose int fd = openat(pfd, j->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 || (rc = cl_read_all(fd, (size_t)1 << 32, old, old_len)) < 0)
 			return cl_fail(c->err, fd < 0 ? errno : -rc, "reading %s", j->path);
 		ws_blob_id(*old, *old_len, oid);
-		if (((st.st_mode & S_IXUSR) != 0) != j->h.old_exec) {
+		if (((st.st_mode & S_IXUSR) != 0) != j->p->old_exec) {
 			conflict(c, j->path, "its exec bit changed since the bundle's base");
 			return 1;
 		}
 	}
-	if (strcmp(oid, j->h.old_oid)) {
+	if (strcmp(oid, j->p->old_oid)) {
 		conflict(c, j->path, "changed since the bundle's base");
 		return 1;
 	}
@@ -119,40 +125,27 @@ static int bad(struct ctx *c, const struct job *j, const char *why)
 	return cl_fail(c->err, 0, "patch %s: %s", j->path, why);
 }
 
-/* The new content: binaryContent, or the hunks over the old content. */
-static int new_content(struct ctx *c, struct job *j, const json_t *p, const char *old, size_t old_len)
-{
-	const char *bc = json_string_value(json_object_get(p, "binaryContent"));
-	char why[256], oid[WS_OID_HEX + 1];
-
-	if (j->h.binary) {
-		if (!bc || ws_b64_decode(bc, (unsigned char **)&j->data, &j->len) < 0)
-			return bad(c, j, "a binary patch needs valid base64 binaryContent");
-	} else if (ws_hunks_apply(j->h.hunks ? j->h.hunks : "", old ? old : "", old_len, &j->data, &j->len,
-	                          why, sizeof(why)) < 0) {
-		conflict(c, j->path, why);
-		return 1;
-	}
-	ws_blob_id(j->data, j->len, oid);
-	if (strcmp(oid, j->h.new_oid))
-		return bad(c, j, "the patched content does not match the blob id of its index line");
-	return 0;
-}
-
-static int verify_one(struct ctx *c, struct job *j, const json_t *p)
+/* What the patch leaves at its path, from the parsed patch only. */
+static int new_content(struct ctx *c, struct job *j, const char *old, size_t old_len)
 {
 	char why[256];
+	int rc = ws_patch_result(j->p, old ? old : "", old_len, &j->data, &j->len, why, sizeof(why));
+
+	if (rc > 0)
+		conflict(c, j->path, why);
+	else if (rc < 0)
+		return bad(c, j, why);
+	return rc;
+}
+
+static int verify_one(struct ctx *c, struct job *j)
+{
 	cl_autoclose int pfd = -1;
 	cl_autofree char *old = NULL;
 	size_t old_len = 0;
 	int rc;
 
 	split_path(j);
-	if (ws_header_parse(json_string_value(json_object_get(p, "diff")), j->path, &j->h, why,
-	                    sizeof(why)) < 0)
-		return bad(c, j, why);
-	if (j->h.is_new != (j->kind == K_ADD) || j->h.is_deleted != (j->kind == K_DELETE))
-		return bad(c, j, "its operation and its diff header disagree");
 	pfd = sb_open_beneath(c->tfd, j->dir, O_PATH | O_DIRECTORY);
 	if (pfd == -ELOOP || pfd == -EXDEV) {
 		c->fatal = 1;
@@ -175,7 +168,14 @@ static int verify_one(struct ctx *c, struct job *j, const json_t *p)
 	} else if (pfd < 0 && pfd != -ENOENT && pfd != -ENOTDIR) {
 		return cl_fail(c->err, -pfd, "opening the parent of %s", j->path);
 	}
-	return j->kind == K_DELETE ? 0 : new_content(c, j, p, old, old_len);
+	/* A delete's hunks are checked too: what show says is removed is
+	 * what the file held. */
+	rc = new_content(c, j, old, old_len);
+	if (j->kind == K_DELETE) {
+		free(j->data);
+		j->data = NULL;
+	}
+	return rc;
 }
 
 /* Parent dirs of an add, made below the target, never through a link. */
@@ -218,7 +218,7 @@ static int stage(struct ctx *c, int sfd)
 		snprintf(name, sizeof(name), "n%zu", i);
 		cl_autoclose int fd = openat(sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		int rc = fd < 0 ? -errno : cl_write_all(fd, j->data, j->len);
-		if (rc == 0 && fchmod(fd, j->h.new_exec ? 0755 : 0644) < 0)
+		if (rc == 0 && fchmod(fd, j->p->new_exec ? 0755 : 0644) < 0)
 			rc = -errno;
 		if (rc < 0)
 			return cl_fail(c->err, -rc, "staging %s", j->path);
@@ -337,10 +337,9 @@ static int commit(struct ctx *c)
 	return rc;
 }
 
-enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool check_only, FILE *report,
+enum ws_apply_result ws_apply(const struct ws_bundle *b, const char *target, bool check_only, FILE *report,
                               cl_error *err)
 {
-	const json_t *patches = json_object_get(bundle, "patches");
 	struct ctx c = {.target = target, .report = report, .err = err};
 	enum ws_apply_result res = WS_APPLIED;
 	int rc = 0;
@@ -352,7 +351,7 @@ enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool che
 		cl_fail_errno(err, "target %s", target);
 		return WS_BAD_BUNDLE;
 	}
-	c.n = json_array_size(patches);
+	c.n = b->n;
 	c.jobs = calloc(c.n + 1, sizeof(*c.jobs));
 	if (!c.jobs) {
 		close(c.tfd);
@@ -362,13 +361,13 @@ enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool che
 	/* Every job's path and kind first: a patch's checks look at the
 	 * others (a delete that frees the path of an add). */
 	for (size_t i = 0; i < c.n; i++) {
-		const json_t *p = json_array_get(patches, i);
-		const char *op = json_string_value(json_object_get(p, "operation"));
-		c.jobs[i].path = json_string_value(json_object_get(p, "path"));
-		c.jobs[i].kind = !strcmp(op, "add") ? K_ADD : !strcmp(op, "delete") ? K_DELETE : K_MODIFY;
+		c.jobs[i].p = &b->patches[i];
+		c.jobs[i].path = b->patches[i].path;
+		c.jobs[i].kind = b->patches[i].op == WS_OP_ADD ? K_ADD : b->patches[i].op == WS_OP_DELETE ? K_DELETE
+		                 : K_MODIFY;
 	}
 	for (size_t i = 0; i < c.n && rc >= 0 && !c.fatal; i++)
-		rc = verify_one(&c, &c.jobs[i], json_array_get(patches, i));
+		rc = verify_one(&c, &c.jobs[i]);
 	/* Nothing is committed unless every job verified: a host failure
 	 * or a conflict stops before the first write. */
 	if (c.fatal)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "src/error.h"
+#include "src/workspace/hunk.h"
 
 enum ws_apply_result {
 	WS_APPLIED = 0,
@@ -16,14 +17,27 @@ enum ws_apply_result {
 	WS_IO_FAILED = 3,     /* host failure while writing; rolled back */
 };
 
-/* Loads and checks a bundle file (shape, limits, every path). NULL with
- * err set ("TOOL_PATH_ESCAPE: ..." for a path leaving the tree). */
-json_t *ws_bundle_load(const char *file, cl_error *err);
+/* A bundle parsed once: every reader (diff show, the review gate, diff
+ * apply --check, diff apply) works from this and nothing else. */
+struct ws_bundle {
+	json_t *json;              /* holds the strings the patches point into */
+	struct ws_patch *patches;
+	size_t n;
+};
+
+/* Loads and checks a bundle file (shape, limits, every path, every patch's
+ * fields against each other). -1 with err set ("TOOL_PATH_ESCAPE: ..." for
+ * a path leaving the tree, "patch P: why" for a patch that contradicts
+ * itself). */
+int ws_bundle_load(const char *file, struct ws_bundle *b, cl_error *err);
 /* The same checks on a bundle already in memory (file names it in errors). */
-json_t *ws_bundle_parse(const char *text, size_t len, const char *file, cl_error *err);
+int ws_bundle_parse(const char *text, size_t len, const char *file, struct ws_bundle *b, cl_error *err);
+/* The same checks on a bundle object (a capture's); b takes a reference. */
+int ws_bundle_read(json_t *json, const char *file, struct ws_bundle *b, cl_error *err);
+void ws_bundle_free(struct ws_bundle *b);
 /* Applies bundle to target (check_only: verify, write nothing). Conflicts
  * are printed to report, one line per path. */
-enum ws_apply_result ws_apply(const json_t *bundle, const char *target, bool check_only, FILE *report,
+enum ws_apply_result ws_apply(const struct ws_bundle *b, const char *target, bool check_only, FILE *report,
                               cl_error *err);
 
 #endif

@@ -27,7 +27,7 @@ static int cmd_apply(int argc, char **argv)
 	bool check = false;
 	int n = 0;
 	cl_error err = {0};
-	json_t *b;
+	struct ws_bundle b;
 	enum ws_apply_result r;
 
 	for (int i = 1; i < argc; i++) {
@@ -42,15 +42,14 @@ static int cmd_apply(int argc, char **argv)
 	}
 	if (n != 2)
 		return usage(stderr), EXIT_SETUP;
-	if (!(b = ws_bundle_load(files[0], &err))) {
+	if (ws_bundle_load(files[0], &b, &err) < 0) {
 		cl_wrap(&err, "diff apply");
 		cl_error_print(&err);
 		return EXIT_SETUP;
 	}
-	r = ws_apply(b, files[1], check, stderr, &err);
+	r = ws_apply(&b, files[1], check, stderr, &err);
 	if (r == WS_APPLIED)
-		printf("%s %zu patch%s %s %s\n", check ? "checked:" : "applied", json_array_size(json_object_get(b, "patches")),
-		       json_array_size(json_object_get(b, "patches")) == 1 ? "" : "es",
+		printf("%s %zu patch%s %s %s\n", check ? "checked:" : "applied", b.n, b.n == 1 ? "" : "es",
 		       check ? "apply cleanly to" : "to", files[1]);
 	else if (r == WS_CONFLICT)
 		fprintf(stderr, "cloister: diff apply: %s does not match the bundle's base for the paths above; "
@@ -61,7 +60,7 @@ static int cmd_apply(int argc, char **argv)
 		if (r == WS_IO_FAILED)
 			fputs("cloister: diff apply: every change made was undone\n", stderr);
 	}
-	json_decref(b);
+	ws_bundle_free(&b);
 	return r == WS_APPLIED ? 0 : r == WS_CONFLICT ? 1 : EXIT_SETUP;
 }
 
@@ -70,78 +69,47 @@ struct colors {
 	bool tty;
 };
 
-static void show_diff(const char *d, const struct colors *c)
+/* Rendered from the parsed patch, line by line: the bytes apply works
+ * from, nothing the parser did not account for. */
+static void show_patch(const struct ws_patch *p, const struct colors *c)
 {
-	for (const char *l = d; *l;) {
-		size_t n = strcspn(l, "\n");
-		const char *col = "";
-		if (!strncmp(l, "diff --git", 10) || !strncmp(l, "index ", 6) || !strncmp(l, "--- ", 4) ||
-		    !strncmp(l, "+++ ", 4) || !strncmp(l, "new file", 8) || !strncmp(l, "deleted file", 12) ||
-		    !strncmp(l, "old mode", 8) || !strncmp(l, "new mode", 8))
-			col = c->meta;
-		else if (*l == '@')
-			col = c->frag;
-		else if (*l == '-')
-			col = c->old;
-		else if (*l == '+')
-			col = c->new_;
+	for (size_t i = 0; i < p->n_lines; i++) {
+		const struct ws_line *l = &p->lines[i];
+		const char *col = l->kind == WS_L_META ? c->meta : l->kind == WS_L_HUNK ? c->frag :
+		                  l->kind == WS_L_DEL ? c->old : l->kind == WS_L_ADD ? c->new_ : "";
 		fputs(col, stdout);
 		/* The sandbox wrote this text: on a terminal no control byte
 		 * (escape sequences) reaches it raw. */
-		for (size_t k = 0; k < n; k++)
-			putchar(c->tty && ((unsigned char)l[k] < 0x20 || l[k] == 0x7f) && l[k] != '\t' ? '?' : l[k]);
+		for (size_t k = 0; k < l->n; k++)
+			putchar(c->tty && ((unsigned char)l->s[k] < 0x20 || l->s[k] == 0x7f) && l->s[k] != '\t' ? '?'
+			                                                                                  : l->s[k]);
 		printf("%s\n", *col ? c->reset : "");
-		l += n + (l[n] == '\n');
 	}
 }
 
-/* Lines added and removed, counted from the hunks. */
-static void count(const char *d, long *add, long *del)
-{
-	bool in_hunks = false;
-
-	*add = *del = 0;
-	for (const char *l = d; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n')) {
-		if (*l == '@')
-			in_hunks = true;
-		else if (in_hunks && *l == '+')
-			(*add)++;
-		else if (in_hunks && *l == '-')
-			(*del)++;
-	}
-}
-
-static void show_stat(const json_t *patches, const struct colors *c)
+static void show_stat(const struct ws_bundle *b, const struct colors *c)
 {
 	long files = 0, ins = 0, dels = 0;
-	size_t i, width = 0;
-	json_t *p;
+	size_t width = 0;
 
-	json_array_foreach(patches, i, p)
-		if (strlen(json_string_value(json_object_get(p, "path"))) > width)
-			width = strlen(json_string_value(json_object_get(p, "path")));
-	json_array_foreach(patches, i, p) {
-		const char *path = json_string_value(json_object_get(p, "path"));
-		const char *bc = json_string_value(json_object_get(p, "binaryContent"));
-		const char *diff = json_string_value(json_object_get(p, "diff"));
-		long a, d;
+	for (size_t i = 0; i < b->n; i++)
+		if (strlen(b->patches[i].path) > width)
+			width = strlen(b->patches[i].path);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct ws_patch *p = &b->patches[i];
 		files++;
-		if (bc || strstr(diff, "\nBinary files ")) {
-			size_t len = bc ? strlen(bc) / 4 * 3 - (strlen(bc) && bc[strlen(bc) - 1] == '=') -
-			                  (strlen(bc) > 1 && bc[strlen(bc) - 2] == '=') : 0;
-			printf(" %-*s | Bin %s%zu bytes\n", (int)width, path,
-			       !strcmp(json_string_value(json_object_get(p, "operation")), "delete") ? "-> " : "",
-			       len);
+		if (p->binary) {
+			printf(" %-*s | Bin %s%zu bytes\n", (int)width, p->path, p->op == WS_OP_DELETE ? "-> " : "",
+			       p->bin_len);
 			continue;
 		}
-		count(diff, &a, &d);
-		ins += a;
-		dels += d;
-		printf(" %-*s | %ld %s", (int)width, path, a + d, c->new_);
-		for (long k = 0; k < a && k < 50; k++)
+		ins += p->added;
+		dels += p->removed;
+		printf(" %-*s | %ld %s", (int)width, p->path, p->added + p->removed, c->new_);
+		for (long k = 0; k < p->added && k < 50; k++)
 			putchar('+');
 		printf("%s%s", c->reset, c->old);
-		for (long k = 0; k < d && k < 50; k++)
+		for (long k = 0; k < p->removed && k < 50; k++)
 			putchar('-');
 		printf("%s\n", c->reset);
 	}
@@ -154,8 +122,7 @@ static int cmd_show(int argc, char **argv)
 	const char *file = NULL;
 	bool stat = false;
 	cl_error err = {0};
-	json_t *b, *p;
-	size_t i;
+	struct ws_bundle b;
 	struct colors plain = {"", "", "", "", "", false};
 	struct colors tty = {"\033[1m", "\033[36m", "\033[31m", "\033[32m", "\033[m", true};
 
@@ -169,18 +136,18 @@ static int cmd_show(int argc, char **argv)
 	}
 	if (!file)
 		return usage(stderr), EXIT_SETUP;
-	if (!(b = ws_bundle_load(file, &err))) {
+	if (ws_bundle_load(file, &b, &err) < 0) {
 		cl_wrap(&err, "diff show");
 		cl_error_print(&err);
 		return EXIT_SETUP;
 	}
 	const struct colors *c = isatty(1) ? &tty : &plain;
 	if (stat)
-		show_stat(json_object_get(b, "patches"), c);
+		show_stat(&b, c);
 	else
-		json_array_foreach(json_object_get(b, "patches"), i, p)
-			show_diff(json_string_value(json_object_get(p, "diff")), c);
-	json_decref(b);
+		for (size_t i = 0; i < b.n; i++)
+			show_patch(&b.patches[i], c);
+	ws_bundle_free(&b);
 	return 0;
 }
 

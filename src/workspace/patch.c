@@ -79,12 +79,13 @@ bool ws_utf8_valid(const char *data, size_t len)
 	return true;
 }
 
-/* git calls a file binary when a NUL is in its first 8000 bytes. A text
- * patch is a JSON string, which must be UTF-8: any other text goes as
- * binary (its full content in base64) too. */
+/* A NUL anywhere makes a file binary (git looks at the first 8000 bytes
+ * only, but a text patch is a JSON string, which cannot hold a NUL: one
+ * past byte 8000 cut the patch short there). A JSON string must also be
+ * UTF-8: any other text goes as binary (its full content in base64) too. */
 bool ws_is_binary(const char *data, size_t len)
 {
-	return memchr(data, '\0', len < 8000 ? len : 8000) != NULL || !ws_utf8_valid(data, len);
+	return memchr(data, '\0', len) != NULL || !ws_utf8_valid(data, len);
 }
 
 static const char *mode_of(const struct ws_side *s)
@@ -215,10 +216,21 @@ json_t *ws_patch_make(const char *path, const struct ws_side *o, const struct ws
 		cl_fail(err, 12, "building the patch for %s", path);
 		return NULL;
 	}
-	p = json_pack("{s:s,s:s,s:s}", "path", path, "operation",
-	              !o->present ? "add" : !n->present ? "delete" : "modify", "diff", b.s);
+	/* By length, never "s": a NUL would cut the text there. None can be
+	 * in it (content with one is binary), but a cut patch is one apply
+	 * refuses with a misleading conflict, so say so here instead. */
+	if (memchr(b.s, '\0', b.len)) {
+		free(b.s);
+		cl_fail(err, 0, "building the patch for %s: a NUL byte in its text diff", path);
+		return NULL;
+	}
+	p = json_pack("{s:s,s:s,s:s%}", "path", path, "operation",
+	              !o->present ? "add" : !n->present ? "delete" : "modify", "diff", b.s, b.len);
 	free(b.s);
-	if (p && binary && n->present) {
+	/* The content only when the patch changes it: a mode change of a
+	 * binary file has no Binary line, and apply refuses content the diff
+	 * does not announce. */
+	if (p && binary && n->present && !content_same) {
 		char *enc = ws_b64_encode((const unsigned char *)n->data, n->len);
 		if (!enc || json_object_set_new(p, "binaryContent", json_string(enc)) < 0) {
 			json_decref(p);

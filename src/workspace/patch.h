@@ -22,8 +22,8 @@ struct ws_side {
 
 /* Git blob id of data, as 40 hex digits + NUL. */
 void ws_blob_id(const char *data, size_t len, char out[WS_OID_HEX + 1]);
-/* git's rule (a NUL byte in the first 8000 bytes makes a file binary),
- * and content that is not UTF-8, which a JSON string cannot carry. */
+/* A NUL byte anywhere (git looks at the first 8000 bytes only), or
+ * content that is not UTF-8: what a JSON string cannot carry. */
 bool ws_is_binary(const char *data, size_t len);
 bool ws_utf8_valid(const char *data, size_t len);
 /* The patch object for path (old -> new, not both absent), or NULL with err
