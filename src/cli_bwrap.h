@@ -77,7 +77,7 @@ struct cl_bwrap_hardening {
 	bool seccomp_set;
 	enum cl_seccomp_mode seccomp;
 	char *seccomp_path;
-	bool new_session, drop_caps, proc_masks;
+	bool new_session, drop_caps, proc_masks, own_tty;
 };
 /* Reads the policy file, if any; without one h->active stays false. p is
  * the parsed argv: a policy (or profile) its writable binds reach is

@@ -20,7 +20,7 @@
 
 static const char *const known_keys[] = {
 	"memory", "memory_swap", "cpus", "pids", "timeout", "output_limit", "seccomp",
-	"new_session", "drop_capabilities", "proc_masks", NULL,
+	"new_session", "drop_capabilities", "proc_masks", "own_tty", NULL,
 };
 
 /* A value given as a JSON string ("512m", "1.5") or a number (256, 0.5). */
@@ -149,7 +149,8 @@ static int parse_doc(json_t *o, struct cl_bwrap_hardening *h, cl_error *err)
 		return -EINVAL;
 	if (get_bool(o, "new_session", &h->new_session, err) < 0 ||
 	    get_bool(o, "drop_capabilities", &h->drop_caps, err) < 0 ||
-	    get_bool(o, "proc_masks", &h->proc_masks, err) < 0)
+	    get_bool(o, "proc_masks", &h->proc_masks, err) < 0 ||
+	    get_bool(o, "own_tty", &h->own_tty, err) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -285,4 +286,8 @@ void cl_bwrap_hardening_apply(struct cl_bwrap *b, struct cl_bwrap_hardening *h)
 	}
 	if (h->proc_masks)
 		p->hooks.proc_masks = true;
+	/* The command gets a pty of the sandbox's own for every stdio fd that
+	 * is a terminal (ns/pty.h), as under cloister run: never the caller's. */
+	if (h->own_tty)
+		p->pty = true;
 }
