@@ -179,7 +179,7 @@ t_runtime_dir_squatted_by_other_user() {
 			exec unshare --map-user="$1" --map-group="$1" bash -c "$3" _ "$1" "$2"' \
 			_ "$v" "$T_TMP/cloister" "$scen" 2>&1)
 	fi
-	rmdir "/tmp/cloister-$v" 2>/dev/null
+	rmdir "/tmp/cloister-$v" 2>/dev/null; rm -f "/tmp/cloister-$v.err"
 	local alt; alt=$(ls -d "/tmp/cloister-$v-"* 2>/dev/null)
 	rm -rf "/tmp/cloister-$v-"*
 	assert_contains "$out" "uid $v owner 65534" "control: the victim's view ($out)"
