@@ -15,6 +15,7 @@
 #include "seccomp/profile.h"
 #include "seccomp/seccomp.h"
 #include "src/fdio.h"
+#include "src/trust.h"
 
 #define MAX_PROFILE (4U << 20)
 #define MAX_INSNS 4096U
@@ -25,16 +26,13 @@ static bool debug(void)
 	return d && strstr(d, "seccomp");
 }
 
-/* Reads a whole file of at most max bytes. Pipes work too (--seccomp-bpf
- * /dev/fd/N, as bwrap users pass programs), so read until EOF. */
-static int read_file(const char *path, const char *what, char **data, size_t *len,
-                     size_t max, cl_error *err)
+/* Reads fd (taken) to EOF, at most max bytes. */
+static int read_fd(int fd, const char *path, const char *what, char **data, size_t *len,
+                   size_t max, cl_error *err)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	int rc;
 
-	if (fd < 0)
-		return cl_fail_errno(err, "opening %s %s", what, path);
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode) ||
 	    (S_ISREG(st.st_mode) && (size_t)st.st_size > max)) {
 		close(fd);
@@ -47,6 +45,18 @@ static int read_file(const char *path, const char *what, char **data, size_t *le
 	if (rc < 0)
 		return cl_fail(err, -rc, "reading %s %s", what, path);
 	return 0;
+}
+
+/* Reads a whole file of at most max bytes. Pipes work too (--seccomp-bpf
+ * /dev/fd/N, as bwrap users pass programs), so read until EOF. */
+static int read_file(const char *path, const char *what, char **data, size_t *len,
+                     size_t max, cl_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return cl_fail_errno(err, "opening %s %s", what, path);
+	return read_fd(fd, path, what, data, len, max, err);
 }
 
 int sc_bpf_read(const char *path, struct sc_program *out, cl_error *err)
@@ -78,7 +88,16 @@ int sc_profile_load(const char *spec, const struct sc_context *ctx, struct sc_pr
 
 	if (strcmp(spec, "default") == 0)
 		return sc_profile_default(ctx, out, err);
-	rc = read_file(spec, "seccomp profile", &text, &len, MAX_PROFILE, err);
+	if (ctx->checked_for) {
+		int fd = -1;
+		rc = cl_trust_open(spec, "seccomp profile", ctx->checked_for, &fd, err);
+		if (rc < 0 && err->msg[0] == '\0')
+			rc = cl_fail(err, -rc, "opening seccomp profile %s", spec);
+		if (rc == 0)
+			rc = read_fd(fd, spec, "seccomp profile", &text, &len, MAX_PROFILE, err);
+	} else {
+		rc = read_file(spec, "seccomp profile", &text, &len, MAX_PROFILE, err);
+	}
 	if (rc < 0)
 		return rc;
 	rc = sc_profile_from_json(text, len, spec, ctx, out, err);
@@ -156,7 +175,8 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 
 int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err)
 {
-	struct sc_context ctx = {.caps = p->caps_keep, .allow_nested = p->allow_nested};
+	struct sc_context ctx = {.caps = p->caps_keep, .allow_nested = p->allow_nested,
+	                         .checked_for = p->seccomp_checked ? p : NULL};
 
 	*out = (struct sc_program){0};
 	switch (p->seccomp) {

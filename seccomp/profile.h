@@ -48,9 +48,13 @@ struct sc_profile {
 
 /* What a profile is resolved against: the sandbox's capabilities (its
  * bounding set) and whether nested namespaces are allowed. */
+struct cl_policy;
 struct sc_context {
 	uint64_t caps;
 	bool allow_nested;
+	/* Non-NULL: the profile file was named by a trusted config and must
+	 * pass its checks (src/trust.h) against this sandbox's binds. */
+	const struct cl_policy *checked_for;
 };
 
 int sc_profile_add(struct sc_profile *p, const char *name, uint32_t action,

@@ -263,7 +263,7 @@ static int finish(struct cl_bwrap *b, cl_error *err)
 
 	if (rc < 0)
 		return rc;
-	rc = cl_bwrap_hardening_load(&h, err);
+	rc = cl_bwrap_hardening_load(&h, b->p, err);
 	if (rc == 0)
 		rc = cl_bwrap_hardening_pre(b, &h, err);
 	if (rc == 0) {

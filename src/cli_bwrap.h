@@ -77,10 +77,13 @@ struct cl_bwrap_hardening {
 	bool seccomp_set;
 	enum cl_seccomp_mode seccomp;
 	char *seccomp_path;
-	bool new_session, drop_caps, proc_masks;
+	bool new_session, drop_caps, proc_masks, own_tty;
 };
-/* Reads the policy file, if any; without one h->active stays false. */
-int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, cl_error *err);
+/* Reads the policy file, if any; without one h->active stays false. p is
+ * the parsed argv: a policy (or profile) its writable binds reach is
+ * refused (src/trust.h). */
+int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, const struct cl_policy *p,
+                            cl_error *err);
 /* What must be known before namespaces are resolved (timeout: own pid ns). */
 int cl_bwrap_hardening_pre(struct cl_bwrap *b, const struct cl_bwrap_hardening *h,
                            cl_error *err);

@@ -14,46 +14,14 @@
 #include "src/cli_bwrap.h"
 #include "src/fdio.h"
 #include "src/parse.h"
+#include "src/trust.h"
 
 #define POLICY_MAX_BYTES (64 * 1024)
 
 static const char *const known_keys[] = {
 	"memory", "memory_swap", "cpus", "pids", "timeout", "output_limit", "seccomp",
-	"new_session", "drop_capabilities", "proc_masks", NULL,
+	"new_session", "drop_capabilities", "proc_masks", "own_tty", NULL,
 };
-
-/* The file's contents are trusted only if nobody but root or the caller
- * could have written them: owner root or the caller, no group/other write. */
-static int open_trusted(const char *path, int *out, cl_error *err)
-{
-	struct stat st;
-	int fd;
-
-	/* O_NONBLOCK: a FIFO planted at the path must not hang every launch. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return cl_fail_errno(err, "policy %s: fstat", path);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return cl_fail(err, 0, "policy %s: not a regular file", path);
-	}
-	if (st.st_uid != 0 && st.st_uid != getuid()) {
-		close(fd);
-		return cl_fail(err, 0, "policy %s: owned by uid %u, not by root or the caller; "
-		               "refusing it", path, (unsigned)st.st_uid);
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		close(fd);
-		return cl_fail(err, 0, "policy %s: writable by group or others (mode %04o); "
-		               "refusing it (chmod go-w)", path, (unsigned)(st.st_mode & 07777));
-	}
-	*out = fd;
-	return 0;
-}
 
 /* A value given as a JSON string ("512m", "1.5") or a number (256, 0.5). */
 static int value_text(json_t *v, const char *key, char *buf, size_t len, cl_error *err)
@@ -181,7 +149,8 @@ static int parse_doc(json_t *o, struct cl_bwrap_hardening *h, cl_error *err)
 		return -EINVAL;
 	if (get_bool(o, "new_session", &h->new_session, err) < 0 ||
 	    get_bool(o, "drop_capabilities", &h->drop_caps, err) < 0 ||
-	    get_bool(o, "proc_masks", &h->proc_masks, err) < 0)
+	    get_bool(o, "proc_masks", &h->proc_masks, err) < 0 ||
+	    get_bool(o, "own_tty", &h->own_tty, err) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -210,7 +179,27 @@ static int load_fd(int fd, const char *path, struct cl_bwrap_hardening *h, cl_er
 	return 0;
 }
 
-int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, cl_error *err)
+/* The profile the policy names is trusted only as far as the policy is:
+ * the same checks, now (before anything runs) and again when it is read
+ * for the launch (seccomp/prepare.c, p->seccomp_checked). */
+static int check_profile(const struct cl_bwrap_hardening *h, const struct cl_policy *p,
+                         const char *path, cl_error *err)
+{
+	int fd = -1, rc;
+
+	if (h->seccomp != CL_SC_PROFILE)
+		return 0;
+	rc = cl_trust_open(h->seccomp_path, "seccomp profile", p, &fd, err);
+	if (rc < 0 && err->msg[0] == '\0')
+		rc = cl_fail(err, -rc, "seccomp profile %s: opening it", h->seccomp_path);
+	if (rc < 0)
+		return cl_wrap(err, "policy %s", path);
+	close(fd);
+	return 0;
+}
+
+int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, const struct cl_policy *p,
+                            cl_error *err)
 {
 	const char *env = getenv(CL_BWRAP_POLICY_ENV);
 	const char *path = env ? env : CL_BWRAP_POLICY_FILE;
@@ -221,7 +210,7 @@ int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, cl_error *err)
 	if (env && !*env)
 		return cl_fail(err, 0, "%s is set but empty: name a policy file or unset it",
 		               CL_BWRAP_POLICY_ENV);
-	rc = open_trusted(path, &fd, err);
+	rc = cl_trust_open(path, "policy", p, &fd, err);
 	/* No policy file where none was named: bwrap as usual (one failed open). */
 	if (rc == -ENOENT && !env)
 		return 0;
@@ -231,7 +220,7 @@ int cl_bwrap_hardening_load(struct cl_bwrap_hardening *h, cl_error *err)
 		return rc;
 	rc = load_fd(fd, path, h, err);
 	close(fd);
-	return rc;
+	return rc < 0 ? rc : check_profile(h, p, path, err);
 }
 
 void cl_bwrap_hardening_free(struct cl_bwrap_hardening *h)
@@ -285,6 +274,7 @@ void cl_bwrap_hardening_apply(struct cl_bwrap *b, struct cl_bwrap_hardening *h)
 		p->seccomp_path = h->seccomp_path;   /* ownership moves to the policy */
 		h->seccomp_path = NULL;
 		p->seccomp = h->seccomp;
+		p->seccomp_checked = h->seccomp == CL_SC_PROFILE;
 	}
 	if (h->new_session)
 		p->new_session = true;
@@ -296,4 +286,8 @@ void cl_bwrap_hardening_apply(struct cl_bwrap *b, struct cl_bwrap_hardening *h)
 	}
 	if (h->proc_masks)
 		p->hooks.proc_masks = true;
+	/* The command gets a pty of the sandbox's own for every stdio fd that
+	 * is a terminal (ns/pty.h), as under cloister run: never the caller's. */
+	if (h->own_tty)
+		p->pty = true;
 }

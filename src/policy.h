@@ -158,6 +158,8 @@ struct cl_policy {
 	/* Seccomp. */
 	enum cl_seccomp_mode seccomp;
 	char *seccomp_path;       /* profile JSON or raw BPF file */
+	bool seccomp_checked;     /* seccomp_path was named by a trusted config (the bwrap
+	                           * policy): read with that config's checks, src/trust.h */
 
 	/* Reporting. */
 	char *json_status_path;   /* NULL = none */

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +40,91 @@ static int own_dir(const char *path, bool create, cl_error *err)
 		return cl_fail_errno(err, "checking %s", path);
 	if (st.st_uid != geteuid() || (st.st_mode & 077))
 		return cl_fail(err, 0, "session directory %s is not private (owner uid %u, mode %03o; "
-		               "expected uid %u, mode 700): remove it", path, (unsigned)st.st_uid,
-		               (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
+		               "expected uid %u, mode 700): %s", path, (unsigned)st.st_uid,
+		               (unsigned)(st.st_mode & 0777), (unsigned)geteuid(),
+		               st.st_uid == geteuid() ? "chmod 700 it, or remove it"
+		                                      : "set CLOISTER_RUNTIME_DIR to a directory of yours");
 	return 0;
+}
+
+/* The entry at path is one another user made (or not a directory we own):
+ * fills why and returns true. A directory of ours is never "squatted",
+ * even with a wrong mode: own_dir says what to fix. */
+static bool squatted(const char *path, char *why, size_t len)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return false;
+	if (S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		return false;
+	if (st.st_uid != geteuid())
+		snprintf(why, len, "belongs to uid %u", (unsigned)st.st_uid);
+	else
+		snprintf(why, len, "is not a directory");
+	return true;
+}
+
+/* The alternative to a squatted /tmp/cloister-UID: the first (by name) of
+ * /tmp/cloister-UID-XXXXXX that is a directory of ours with mode 0700.
+ * Nobody else can make one owned by us, so no record is needed to find it
+ * again. Fills path; false when there is none. */
+static bool find_alternative(const char *prefix, char *path, size_t size)
+{
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+	char best[NAME_MAX + 1] = "";
+	size_t pl = strlen(prefix);
+
+	while (d && (e = readdir(d)) != NULL) {
+		struct stat st;
+		if (strncmp(e->d_name, prefix, pl) != 0 || strlen(e->d_name) != pl + 6 ||
+		    (best[0] && strcmp(e->d_name, best) >= 0))
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & 0777) == 0700)
+			snprintf(best, sizeof(best), "%s", e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (!best[0])
+		return false;
+	snprintf(path, size, "/tmp/%s", best);
+	return true;
+}
+
+/* Without XDG_RUNTIME_DIR: /tmp/cloister-UID, or when another user holds
+ * that name (any user may create it first in /tmp), a directory of ours
+ * made by mkdtemp beside it, found again by find_alternative. */
+static int tmp_rundir(char *path, size_t size, bool create, cl_error *err)
+{
+	char prefix[32], why[64], mine[64];
+	int rc;
+
+	snprintf(path, size, "/tmp/cloister-%u", (unsigned)geteuid());
+	if (!squatted(path, why, sizeof(why)))
+		return own_dir(path, create, err);
+	snprintf(prefix, sizeof(prefix), "cloister-%u-", (unsigned)geteuid());
+	if (find_alternative(prefix, path, size))
+		return own_dir(path, false, err);
+	if (!create)
+		return 1;
+	snprintf(mine, sizeof(mine), "/tmp/%sXXXXXX", prefix);
+	if (!mkdtemp(mine))
+		return cl_fail_errno(err, "/tmp/cloister-%u %s; creating a directory for sessions "
+		                     "beside it (set CLOISTER_RUNTIME_DIR to choose one)",
+		                     (unsigned)geteuid(), why);
+	/* Two creates racing here both made one: both use the first. */
+	if (!find_alternative(prefix, path, size))
+		snprintf(path, size, "%s", mine);
+	else if (strcmp(path, mine) != 0)
+		rmdir(mine);
+	rc = own_dir(path, false, err);
+	if (rc == 0)
+		fprintf(stderr, "cloister: warning: /tmp/cloister-%u %s, not to you: sessions live in "
+		        "%s instead (set CLOISTER_RUNTIME_DIR or XDG_RUNTIME_DIR to choose)\n",
+		        (unsigned)geteuid(), why, path);
+	return rc;
 }
 
 int ss_rundir(char *path, size_t size, bool create, cl_error *err)
@@ -59,7 +142,8 @@ int ss_rundir(char *path, size_t size, bool create, cl_error *err)
 	else if (xdg && xdg[0] == '/' && access(xdg, W_OK | X_OK) == 0)
 		n = snprintf(path, size, "%s/cloister", xdg);
 	else
-		n = snprintf(path, size, "/tmp/cloister-%u", (unsigned)geteuid());
+		return size < 81 ? cl_fail(err, ENAMETOOLONG, "session directory path")
+		                 : tmp_rundir(path, size, create, err);
 	/* Room for "/<id>/sock" within a socket address (108 bytes). */
 	if (n < 0 || (size_t)n >= size || n > 80)
 		return cl_fail(err, 0, "session directory path too long (%s): set XDG_RUNTIME_DIR to "

@@ -26,8 +26,16 @@ static int state(void)
 
 	ioctl(0, TIOCGETD, &ld);
 	ioctl(0, TIOCGWINSZ, &ws);
-	tcgetattr(0, &tio);
-	ioctl(0, FIONREAD, &pending);
+	/* Canonical mode counts only whole lines, and TIOCSTI pushes one
+	 * byte: count in non-canonical mode, then put the settings back. */
+	if (tcgetattr(0, &tio) == 0) {
+		struct termios raw = tio;
+		raw.c_lflag &= ~(tcflag_t)ICANON;
+		if (tcsetattr(0, TCSANOW, &raw) == 0) {
+			ioctl(0, FIONREAD, &pending);
+			tcsetattr(0, TCSANOW, &tio);
+		}
+	}
 	printf("ldisc=%d size=%dx%d lflag=%#lx iflag=%#lx pending=%d\n", ld, ws.ws_row,
 	       ws.ws_col, (unsigned long)tio.c_lflag, (unsigned long)tio.c_iflag, pending);
 	return 0;

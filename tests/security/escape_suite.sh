@@ -57,8 +57,6 @@ expect cbwrap "bwrap passes the caller's open fds on (that is how --file/--args 
 # (tests/security/sync_forge.sh).
 expect cbwrap_policy "bwrap passes the caller's open fds on; the policy does not change what the argv asks for (Smithers' spawn gives the sandbox only stdio)" \
 	files_leaked_fds
-expect cbwrap_policy "bwrap mode shares the caller's terminal (no pty of its own); the policy's new session and seccomp profile stop TIOCSTI and signals to the caller's group, not settings made through the terminal fd the sandbox was given (Smithers gives it only pipes)" \
-	tty_line_discipline tty_window_size tty_termios
 if is_root; then
 	expect cbwrap "root caller: bwrap maps the sandbox's uid 0 to host root, the owner of init's /proc/1/fd even with init non-dumpable: its fd numbers list, none of them opens (init_steal_fd, init_exe_handle)" init_fds
 	expect cbwrap_policy "root caller: as for cbwrap, the sandbox's uid 0 owns init's /proc/1/fd: fd numbers list, none opens" init_fds
@@ -141,11 +139,12 @@ smithers_argv() {  # BWRAP-BINARY PROBE ARGS...
 }
 # The hardening policy an unchanged client gets from /etc/cloister/bwrap.json
 # (here through CLOISTER_BWRAP_POLICY): cloister's seccomp profile, a new
-# session, no capabilities, the /proc masks, a timeout, an output cap, and
-# the cgroup limits where this caller has a cgroup for them.
+# session, a pty of the sandbox's own for stdio on a terminal, no
+# capabilities, the /proc masks, a timeout, an output cap, and the cgroup
+# limits where this caller has a cgroup for them.
 POLICY_LIMITS=""
 [ $MEM_OK = 1 ] && POLICY_LIMITS='"memory":"256m","pids":256,'
-printf '{%s"timeout":120,"output_limit":"1m","seccomp":"default","new_session":true,"drop_capabilities":true,"proc_masks":true}\n' \
+printf '{%s"timeout":120,"output_limit":"1m","seccomp":"default","new_session":true,"own_tty":true,"drop_capabilities":true,"proc_masks":true}\n' \
 	"$POLICY_LIMITS" >"$FIX/policy.json"
 chmod 644 "$FIX/policy.json"
 argv_cbwrap() { smithers_argv "$CL" "$@"; ARGV=("${ARGV[0]}" bwrap "${ARGV[@]:1}"); }
