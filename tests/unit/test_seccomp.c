@@ -12,7 +12,7 @@
 #include "seccomp/profile.h"
 #include "unit.h"
 
-static const struct sc_context none = {0, false};
+static const struct sc_context none = {.caps = 0, .allow_nested = false};
 
 static int load(const char *json, const struct sc_context *ctx, struct sc_profile *p,
                 cl_error *err)
