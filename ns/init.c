@@ -313,6 +313,7 @@ static void init_hide_argv(void)
 	static const char title[] = "cloister-init";
 	char buf[2048];
 	unsigned long start = 0, end = 0;
+	char *next = NULL, *last = NULL;
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
 	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
 	const char *at;
@@ -326,7 +327,12 @@ static void init_hide_argv(void)
 	/* Fields counted after the comm's last ')' (it may hold spaces). */
 	for (at = strrchr(buf, ')'); at && *at && field < 48; at++)
 		field += *at == ' ';
-	if (!at || sscanf(at, "%lu %lu", &start, &end) != 2 || end <= start + 2)
+	if (!at || !*at)
+		return;
+	errno = 0;
+	start = strtoul(at, &next, 10);
+	end = next != at ? strtoul(next, &last, 10) : 0;
+	if (errno || next == at || last == next || end <= start + 2)
 		return;
 	size_t len = end - start, t = len - 2 < sizeof(title) - 1 ? len - 2 : sizeof(title) - 1;
 	memset((char *)start, 0, len);

@@ -82,8 +82,8 @@ int sc_bpf_read(const char *path, struct sc_program *out, cl_error *err)
 int sc_profile_load(const char *spec, const struct sc_context *ctx, struct sc_profile *out,
                     cl_error *err)
 {
-	char *text;
-	size_t len;
+	char *text = NULL;
+	size_t len = 0;
 	int rc;
 
 	if (strcmp(spec, "default") == 0)

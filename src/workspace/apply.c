@@ -141,7 +141,7 @@ static int new_content(struct ctx *c, struct job *j, const char *old, size_t old
 static int verify_one(struct ctx *c, struct job *j)
 {
 	cl_autoclose int pfd = -1;
-	cl_autofree char *old = NULL;
+	char *old = NULL;   /* freed by hand: clang-tidy 14 loses cl_autofree here */
 	size_t old_len = 0;
 	int rc;
 
@@ -156,8 +156,10 @@ static int verify_one(struct ctx *c, struct job *j)
 			conflict(c, j->path, "missing in the target");
 			return 1;
 		}
-		if ((rc = check_preimage(c, j, pfd, &old, &old_len)) != 0)
+		if ((rc = check_preimage(c, j, pfd, &old, &old_len)) != 0) {
+			free(old);
 			return rc;
+		}
 	} else if (pfd >= 0 && faccessat(pfd, j->base, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
 	           !deleted_here(c, j->path)) {
 		conflict(c, j->path, "already exists in the target");
@@ -171,6 +173,7 @@ static int verify_one(struct ctx *c, struct job *j)
 	/* A delete's hunks are checked too: what show says is removed is
 	 * what the file held. */
 	rc = new_content(c, j, old, old_len);
+	free(old);
 	if (j->kind == K_DELETE) {
 		free(j->data);
 		j->data = NULL;

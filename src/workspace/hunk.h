@@ -52,7 +52,7 @@ struct ws_patch {
  * grammar cloister writes, every field consistent with the others. Strings
  * point into p, which must outlive out. 0, or -1 with why[] filled (one
  * line, what disagrees) and out freed. */
-int ws_patch_read(const json_t *p, struct ws_patch *out, char *why, size_t len);
+int ws_patch_read(const json_t *o, struct ws_patch *p, char *why, size_t len);
 void ws_patch_free(struct ws_patch *p);
 
 /* The content p leaves at its path, from the preimage old (old_len bytes;

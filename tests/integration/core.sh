@@ -16,7 +16,7 @@ t_pid_namespace() {
 	assert_eq 0 "$RC" "exit code"
 	set -- $OUT
 	assert_eq 2 "$1" "command pid (init is 1)"
-	assert_eq cloister "$2" "pid 1 is cloister's init"
+	assert_eq cloister-init "$2" "pid 1 is cloister's init"
 	[ "$3" -lt 20 ] || fail "sandbox sees host processes (highest pid $3)"
 }
 
