@@ -1,9 +1,10 @@
 #!/bin/bash
 # Runs the whole suite and ends with "N passed, N failed, N skipped".
-# As root it runs everything twice: as root, then as the unprivileged test
-# user (CLOISTER_TEST_USER, default cloister-test) on a copy of the build
-# under /tmp. Under CI=true a skip counts as a failure, and so does a
-# missing test user.
+# As root it runs everything twice: as root and, beside it, as the
+# unprivileged test user (CLOISTER_TEST_USER, default cloister-test) on a
+# copy of the build under /tmp (CLOISTER_USER_PASS=after: one after the
+# other). tests/prepare.sh makes what both need first. Under CI=true a skip
+# counts as a failure, and so does a missing test user.
 #   tests/run.sh [--unit-only] [--as-user-pass] [FILTER]
 # FILTER is an extended regular expression on the test paths (a plain
 # name such as "sandbox" still selects the files holding it); `make check
@@ -14,6 +15,11 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
+# The suites run with the system's PATH, as the user pass always has: a
+# version manager's shims first in the caller's PATH (pyenv's python3 is a
+# bash script costing 0.3 s a call, against 0.04 s for Debian's) made the
+# root pass several times slower than the same suites as the user.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 UNIT_ONLY=0; USER_PASS=0; FILTER=""
 for a in "$@"; do
 	case $a in
@@ -60,6 +66,60 @@ slowest() {
 	rm -f "$TIMES" "$CLOISTER_TEST_TIMES"
 }
 
+# The pass as the unprivileged user, on a world-readable copy of the build
+# made before the root pass starts. It runs beside the root pass (most
+# suites wait on timers, processes and sockets, not the CPU; every test
+# works in its own mktemp dir, on free ports, in the user's own state and
+# runtime dirs), its lines kept in $LOG.user and printed after the root
+# pass's. CLOISTER_USER_PASS=after runs it after the root pass instead.
+USER_PID=""
+user_pass_start() {
+	local copy
+	# As root on a fresh machine, make the unprivileged user the suite
+	# needs (nothing else about the system is changed).
+	id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER" 2>/dev/null
+	if ! id "$TEST_USER" >/dev/null 2>&1; then
+		echo "FAIL run: test user '$TEST_USER' does not exist (useradd -m $TEST_USER; .ci/run creates it)" | tee -a "$LOG"
+		return
+	fi
+	copy=$(mktemp -d /tmp/cloister-user.XXXXXX)
+	USER_COPY=$copy
+	mkdir -p "$copy/build"
+	cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
+	[ -x build-asan/cloister ] && mkdir -p "$copy/build-asan" &&
+		cp -a build-asan/cloister "$copy/build-asan/"
+	if [ "$UB" != build ]; then
+		mkdir -p "$copy/$UB/tests"
+		cp -a "$UB/cloister" "$copy/$UB/" && cp -a "$UB"/tests/test_* "$copy/$UB/tests/" 2>/dev/null
+	fi
+	# bubblewrap's suite, fetched and built by tests/prepare.sh.
+	[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
+	# npm installs made by tests/prepare.sh, as hard links: the Smithers
+	# provider's packages (~800 MB with smithers-orchestrator) and the
+	# real clients (~1 GB).
+	[ -d build/smithers ] && { cp -al build/smithers "$copy/build/" 2>/dev/null ||
+		cp -a build/smithers "$copy/build/"; }
+	[ -d build/clients/npm ] && mkdir -p "$copy/build/clients" &&
+		{ cp -al build/clients/npm "$copy/build/clients/" 2>/dev/null ||
+		  cp -a build/clients/npm "$copy/build/clients/"; }
+	cp -a tests bench bindings "$copy/" 2>/dev/null
+	cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
+	chmod -R a+rX "$copy"; chmod 755 "$copy"
+	# Its own session and process group (setsid): a cleanup that kills the
+	# group stops everything the pass started.
+	setsid -w runuser -u "$TEST_USER" -- env CI="${CI:-}" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \
+		CLOISTER_BUILD="$UB" ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
+		bash "$copy/tests/run.sh" --as-user-pass ${FILTER:+"$FILTER"} </dev/null >>"$LOG.user" 2>&1 &
+	USER_PID=$!
+}
+user_pass_finish() {
+	[ -n "$USER_PID" ] || return 0
+	wait "$USER_PID"
+	USER_PID=""
+	cat "$LOG.user"; cat "$LOG.user" >>"$LOG"
+	rm -rf "$USER_COPY" "$LOG.user"
+}
+
 # The QEMU guest boots first and runs beside everything else (one TCG
 # process; the host suites mostly wait on timers and I/O); the vm-v2 group
 # collects its lines in its turn. .ci/run may have started it already.
@@ -68,7 +128,24 @@ if [ "$(id -u)" = 0 ] && [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$UB" = b
 	[ -z "${CLOISTER_VM_BG:-}" ] && { [ -z "$FILTER" ] || [[ $VM_GATE =~ $FILTER ]]; }; then
 	export CLOISTER_VM_BG=$LOG.vm
 	tests/vm/background.sh start "$CLOISTER_VM_BG"
-	trap 'tests/vm/background.sh stop "$CLOISTER_VM_BG"' EXIT
+	VM_OWN=1
+fi
+# On any exit: the guest this run started, and a user pass still running
+# (its whole process group), are stopped.
+cleanup() {
+	[ -n "${VM_OWN:-}" ] && tests/vm/background.sh stop "$CLOISTER_VM_BG"
+	[ -n "$USER_PID" ] && { kill -- -"$USER_PID" 2>/dev/null || kill "$USER_PID" 2>/dev/null; }
+	return 0
+}
+trap cleanup EXIT
+
+BOTH=0
+[ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ] && BOTH=1
+if [ $BOTH = 1 ]; then
+	# Before either pass: what the suites fetch and install (the user
+	# pass's copy is made now, not after the root pass).
+	tests/prepare.sh "$FILTER"
+	[ "${CLOISTER_USER_PASS:-beside}" = after ] || user_pass_start
 fi
 
 for t in "$UB"/tests/test_*; do
@@ -85,44 +162,10 @@ if [ $UNIT_ONLY = 0 ]; then
 fi
 
 slowest
-# Second pass as the unprivileged user, on a world-readable copy.
-if [ $USER_PASS = 0 ] && [ $UNIT_ONLY = 0 ] && [ "$(id -u)" = 0 ]; then
-	# As root on a fresh machine, make the unprivileged user the suite
-	# needs (nothing else about the system is changed).
-	id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER" 2>/dev/null
-	if id "$TEST_USER" >/dev/null 2>&1; then
-		copy=$(mktemp -d /tmp/cloister-user.XXXXXX)
-		mkdir -p "$copy/build"
-		cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
-		[ -x build-asan/cloister ] && mkdir -p "$copy/build-asan" &&
-			cp -a build-asan/cloister "$copy/build-asan/"
-		if [ "$UB" != build ]; then
-			mkdir -p "$copy/$UB/tests"
-			cp -a "$UB/cloister" "$copy/$UB/" && cp -a "$UB"/tests/test_* "$copy/$UB/tests/" 2>/dev/null
-		fi
-		# bubblewrap's suite, fetched and built by the root pass.
-		[ -d build/upstream ] && cp -a build/upstream "$copy/build/" 2>/dev/null
-		# npm installs made by the root pass, as hard links: the Smithers
-		# provider's packages (~800 MB with smithers-orchestrator) and the
-		# real clients (~1 GB).
-		[ -d build/smithers ] && { cp -al build/smithers "$copy/build/" 2>/dev/null ||
-			cp -a build/smithers "$copy/build/"; }
-		[ -d build/clients/npm ] && mkdir -p "$copy/build/clients" &&
-			{ cp -al build/clients/npm "$copy/build/clients/" 2>/dev/null ||
-			  cp -a build/clients/npm "$copy/build/clients/"; }
-		cp -a tests bench bindings "$copy/" 2>/dev/null
-		cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
-		chmod -R a+rX "$copy"; chmod 755 "$copy"
-		runuser -u "$TEST_USER" -- env CI="${CI:-}" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \
-			CLOISTER_BUILD="$UB" ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
-			bash "$copy/tests/run.sh" --as-user-pass ${FILTER:+"$FILTER"} >>"$LOG.user" 2>&1
-		cat "$LOG.user"; cat "$LOG.user" >>"$LOG"
-		rm -rf "$copy" "$LOG.user"
-	else
-		echo "FAIL run: test user '$TEST_USER' does not exist (useradd -m $TEST_USER; .ci/run creates it)" | tee -a "$LOG"
-	fi
+if [ $BOTH = 1 ]; then
+	[ -n "$USER_PID" ] || [ "${CLOISTER_USER_PASS:-beside}" != after ] || user_pass_start
+	user_pass_finish
 fi
-
 if [ $USER_PASS = 1 ]; then rm -f "$LOG"; exit 0; fi
 pass=$(grep -c '\] PASS \|^PASS ' "$LOG"); failn=$(grep -c '\] FAIL \|^FAIL ' "$LOG")
 skipn=$(grep -c '\] SKIP \|^SKIP ' "$LOG")

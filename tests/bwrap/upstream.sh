@@ -168,4 +168,10 @@ main() {
 	done
 	if [ "${UPSTREAM_KEEP:-0}" = 1 ]; then echo "# logs kept in $LOGS"; else rm -rf "$LOGS"; fi
 }
+# CLOISTER_PREPARE=1 (tests/prepare.sh): only the fetch and the helper
+# build, before both passes start (the user pass runs on a copy of them).
+if [ "${CLOISTER_PREPARE:-0}" = 1 ]; then
+	fetch && build_helpers
+	exit
+fi
 main

@@ -3,8 +3,8 @@
 # (createSandboxProviderContractSuite, bun:test), the provider's end-to-end
 # test and a real Smithers workflow (runWorkflow with a <Sandbox>), all over
 # real cloister sessions. bun and the pinned Smithers packages come from npm
-# into build/smithers/ (bindings/smithers/test-deps.json); the root pass
-# installs them, the user pass uses the copy tests/run.sh makes.
+# into build/smithers/ (bindings/smithers/test-deps.json); tests/prepare.sh
+# installs them before both passes, the user pass uses the copy tests/run.sh makes.
 # runWorkflow starts Smithers' engine per case, and the first test also
 # installs the packages: more than lib.sh's default. Before lib.sh, which
 # keeps a T_LIMIT already set.
@@ -20,7 +20,7 @@ deps() {
 	local want; want=$(sha256sum <"$TOP/bindings/smithers/test-deps.json")
 	[ -x "$BUN" ] && [ "$(cat "$DEPS/.pinned" 2>/dev/null)" = "$want" ] && return 0
 	command -v npm >/dev/null || fail "npm is missing (tests/deps.sh install)"
-	mkdir -p "$DEPS" || fail "cannot create $DEPS (the root pass installs it)"
+	mkdir -p "$DEPS" || fail "cannot create $DEPS (tests/prepare.sh installs it as root)"
 	# From nothing: a lock file left by another list would keep its
 	# resolutions (an override added later would not apply).
 	rm -rf "$DEPS/node_modules" "$DEPS/package-lock.json" "$DEPS/.pinned"
@@ -30,6 +30,12 @@ deps() {
 		fail "npm install of the pinned Smithers packages failed: $(tail -3 "$DEPS/npm.log")"
 	echo "$want" >"$DEPS/.pinned"
 }
+# CLOISTER_PREPARE=1 (tests/prepare.sh): only the install, before both
+# passes start (the user pass runs on a hard-linked copy of it).
+if [ "${CLOISTER_PREPARE:-0}" = 1 ]; then
+	(deps)
+	exit
+fi
 
 # The package as published (src, test, package.json) beside the installed
 # dependencies, so the tests resolve them as a user's install would.
