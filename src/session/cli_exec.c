@@ -1,14 +1,14 @@
 /* `cloister exec` and `cloister cp`: one request each to a session. exec
  * hands over our stdin/stdout/stderr themselves (no relay; those that are
  * a terminal become a pty of the command's own, relayed: exec_tty.c) and
- * exits with the command's code; cp streams one regular file in or out. */
+ * exits with the command's code; cp streams one regular file in or out
+ * (cp_host.c) or a tree (cp_tree.c). */
 #define _GNU_SOURCE
 #include "src/session/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,7 @@
 
 #include "src/parse.h"
 #include "src/session/client.h"
+#include "src/session/cp_host.h"
 #include "src/session/cp_tree.h"
 #include "src/session/exec_tty.h"
 #include "src/status.h"
@@ -207,103 +208,6 @@ static char *remote(char *a, const char **path)
 	return a;
 }
 
-static int cp_call(const char *key, struct ss_buf *b, int fd, cl_error *err)
-{
-	struct ss_reply rep;
-	int sock = ss_connect(key, NULL, err);
-
-	if (sock < 0 || ss_call(sock, b, &fd, 1, &rep, err) < 0) {
-		if (sock >= 0)
-			close(sock);
-		return -1;
-	}
-	close(sock);
-	if (rep.code != 0)
-		return cl_fail(err, 0, "%s", rep.msg[0] ? rep.msg + (strncmp(rep.msg, "cloister: ", 10)
-		               ? 0 : 10) : "copy failed");
-	return 0;
-}
-
-static int cp_in(const char *src, const char *key, const char *path, bool mkdirs, cl_error *err)
-{
-	struct ss_buf b = {0};
-	struct stat st;
-	char mode[16], *copy;
-	int fd = strcmp(src, "-") == 0 ? 0 : open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	int rc;
-
-	if (fd < 0)
-		return cl_fail_errno(err, "opening %s", src);
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-		if (fd != 0)
-			close(fd);
-		return cl_fail(err, 0, "%s is a directory (cloister cp -r copies directories)", src);
-	}
-	snprintf(mode, sizeof(mode), "%o", fd == 0 && !S_ISREG(st.st_mode) ? 0644u
-	         : (unsigned)(st.st_mode & 0777));
-	ss_buf_add(&b, 0, "put");
-	ss_buf_add(&b, 'P', path);
-	ss_buf_add(&b, 'M', mode);
-	if (mkdirs)
-		ss_buf_add(&b, 'D', "1");
-	if (fd != 0 && (copy = strdup(src)) != NULL) {
-		const char *base = basename(copy);
-		if (base[0] && strcmp(base, ".") && strcmp(base, "..") && strcmp(base, "/"))
-			ss_buf_add(&b, 'N', base);
-		free(copy);
-	}
-	rc = cp_call(key, &b, fd, err);
-	ss_buf_free(&b);
-	if (fd != 0)
-		close(fd);
-	return rc;
-}
-
-/* Into a temporary file beside the destination, renamed over it only
- * once the whole file came: a failed copy leaves the old one, and a
- * symlink at the destination is replaced, never written through. */
-static int cp_out(const char *key, const char *path, const char *dest, cl_error *err)
-{
-	struct ss_buf b = {0};
-	struct stat st;
-	char target[4096], tmp[4200], *copy, *base;
-	int fd, rc;
-	mode_t um;
-
-	ss_buf_add(&b, 0, "get");
-	ss_buf_add(&b, 'P', path);
-	if (strcmp(dest, "-") == 0) {
-		rc = cp_call(key, &b, 1, err);
-		ss_buf_free(&b);
-		return rc;
-	}
-	copy = strdup(path);
-	base = copy ? basename(copy) : NULL;
-	if (stat(dest, &st) == 0 && S_ISDIR(st.st_mode) && base)
-		snprintf(target, sizeof(target), "%s/%s", dest, base);
-	else
-		snprintf(target, sizeof(target), "%s", dest);
-	free(copy);
-	copy = strdup(target);
-	snprintf(tmp, sizeof(tmp), "%s/.cloister-cp.XXXXXX", copy ? dirname(copy) : ".");
-	free(copy);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		ss_buf_free(&b);
-		return cl_fail_errno(err, "creating a file beside %s", target);
-	}
-	rc = cp_call(key, &b, fd, err);
-	ss_buf_free(&b);
-	um = umask(0);
-	umask(um);
-	if (rc == 0 && (fchmod(fd, 0666 & ~um) < 0 || rename(tmp, target) < 0))
-		rc = cl_fail_errno(err, "writing %s", target);
-	close(fd);
-	if (rc < 0)
-		unlink(tmp);
-	return rc;
-}
-
 int ss_cli_cp_main(int argc, char **argv)
 {
 	const char *spath = NULL, *dpath = NULL;
@@ -354,7 +258,8 @@ int ss_cli_cp_main(int argc, char **argv)
 		rc = dkey ? ss_cp_tree_in(argv[1], dkey, dpath, mkdirs, &err)
 		          : ss_cp_tree_out(skey, spath, argv[2], &err);
 	else
-		rc = dkey ? cp_in(argv[1], dkey, dpath, mkdirs, &err) : cp_out(skey, spath, argv[2], &err);
+		rc = dkey ? ss_cp_file_in(argv[1], dkey, dpath, mkdirs, &err)
+		          : ss_cp_file_out(skey, spath, argv[2], &err);
 	if (rc < 0)
 		return err.msg[0] ? fail_msg(&err) : EXIT_SETUP;
 	return 0;

@@ -19,6 +19,7 @@
 
 #include "src/sandbox/fsafe.h"
 #include "src/session/client.h"
+#include "src/session/cp_host.h"
 #include "src/session/tree.h"
 
 /* The reply's message without its "cloister: " prefix (we add ours). */
@@ -61,14 +62,12 @@ int ss_cp_tree_in(const char *src, const char *key, const char *path, bool mkdir
 	struct ss_buf b = {0};
 	struct ss_reply rep;
 	char *copy = strdup(src), *base = copy ? basename(copy) : NULL;
-	int dfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC), p[2] = {-1, -1}, sock = -1, st = 0;
+	int dfd = ss_cp_src_open(src, true, err), p[2] = {-1, -1}, sock = -1, st = 0;
 	int rc = -1;
 	pid_t pid = -1;
 
-	if (dfd < 0) {
-		cl_fail_errno(err, "opening the directory %s", src);
+	if (dfd < 0)
 		goto out;
-	}
 	ss_buf_add(&b, 0, "put");
 	ss_buf_add(&b, 'P', path);
 	ss_buf_add(&b, 'R', "1");
@@ -113,39 +112,6 @@ out:
 	return rc;
 }
 
-/* dest itself, or dest/<path's name> when dest is a directory (not a link
- * to one): its parent directory (opened) and the name in it. */
-static int out_target(const char *path, const char *dest, char *name, size_t size, cl_error *err)
-{
-	char target[4096], *c1 = strdup(path), *c2 = NULL;
-	struct stat st;
-	int fd = -1;
-
-	if (!c1)
-		return cl_fail(err, ENOMEM, "copying %s", path);
-	/* lstat: a link at dest (the sandbox may have planted it, in a --rw
-	 * directory) is not a directory to copy into; "dest/" follows it. */
-	if (lstat(dest, &st) == 0 && S_ISDIR(st.st_mode))
-		snprintf(target, sizeof(target), "%s/%s", dest, basename(c1));
-	else
-		snprintf(target, sizeof(target), "%s", dest);
-	free(c1);
-	c1 = strdup(target);
-	c2 = strdup(target);
-	if (c1 && c2) {
-		snprintf(name, size, "%s", basename(c1));
-		if (!name[0] || !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "/"))
-			cl_fail(err, 0, "cp: %s: name a directory to copy to", dest);
-		else if ((fd = open(dirname(c2), O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-			cl_fail_errno(err, "opening the directory of %s", target);
-	} else {
-		cl_fail(err, ENOMEM, "copying %s", path);
-	}
-	free(c1);
-	free(c2);
-	return fd;
-}
-
 int ss_cp_tree_out(const char *key, const char *path, const char *dest, cl_error *err)
 {
 	struct ss_buf b = {0};
@@ -154,7 +120,7 @@ int ss_cp_tree_out(const char *key, const char *path, const char *dest, cl_error
 	cl_error rerr = {0};
 	int parent, tfd = -1, sock = -1, p[2] = {-1, -1}, rc = -1, got;
 
-	parent = out_target(path, dest, name, sizeof(name), err);
+	parent = ss_cp_out_target(path, dest, name, sizeof(name), err);
 	if (parent < 0)
 		return -1;
 	ss_buf_add(&b, 0, "get");

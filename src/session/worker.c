@@ -206,15 +206,22 @@ static void confine(struct job *j)
 		child_fail(j, 125, errno, "%s", "loading the seccomp filter");
 }
 
-static int copy_fd(int in, int out)
+/* in to out, at most limit bytes (more: -1 with EFBIG). */
+static int copy_fd(int in, int out, uint64_t limit)
 {
 	static char buf[65536];
+	uint64_t total = 0;
 	ssize_t n;
 
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
+			return -1;
+		}
+		total += (uint64_t)n;
+		if (total > limit) {
+			errno = EFBIG;
 			return -1;
 		}
 		for (ssize_t off = 0; off < n;) {
@@ -276,7 +283,11 @@ _Noreturn static void do_put(struct job *j)
 	struct ss_req *r = j->r;
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int dir, fd;
-	const int wflags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW;
+	struct stat st;
+	/* O_NONBLOCK: a fifo the sandbox planted at the destination opens at
+	 * once (ENXIO without a reader) and is refused below, instead of
+	 * holding the copy until a reader comes. */
+	const int wflags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
 
 	umask(0);
 	if (r->mkdirs && make_parents(root, r->path) < 0)
@@ -292,9 +303,15 @@ _Noreturn static void do_put(struct job *j)
 	if (fd < 0 && errno == ELOOP)
 		child_fail(j, 125, 0, "writing %s: it is a symbolic link (cloister cp never writes "
 		           "through one)", r->path);
+	if (fd < 0 && errno == ENXIO)
+		child_fail(j, 125, 0, "writing %s: not a regular file (a fifo)", r->path);
 	if (fd < 0)
 		child_fail(j, 125, errno, "writing %s", r->path);
-	if (copy_fd(0, fd) < 0)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		child_fail(j, 125, 0, "writing %s: not a regular file", r->path);
+	if (fcntl(fd, F_SETFL, 0) < 0)
+		child_fail(j, 125, errno, "writing %s", r->path);
+	if (copy_fd(0, fd, UINT64_MAX) < 0)
 		child_fail(j, 125, errno, "writing %s", r->path);
 	if (close(fd) < 0)
 		child_fail(j, 125, errno, "writing %s", r->path);
@@ -314,9 +331,18 @@ _Noreturn static void do_get(struct job *j)
 	 * block the copy or feed it forever. */
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		child_fail(j, 125, 0, "reading %s: not a regular file", r->path);
+	/* The limit of one copy (the client holds it too): a sparse file
+	 * costs the sandbox nothing and would stream without end. */
+	if ((uint64_t)st.st_size > SS_TREE_MAX_BYTES)
+		child_fail(j, 125, 0, "%s: more than %llu bytes in one copy (the limit of cloister cp)",
+		           r->path, (unsigned long long)SS_TREE_MAX_BYTES);
 	fcntl(fd, F_SETFL, 0);
-	if (copy_fd(fd, 1) < 0)
+	if (copy_fd(fd, 1, SS_TREE_MAX_BYTES) < 0) {
+		if (errno == EFBIG)
+			child_fail(j, 125, 0, "%s: more than %llu bytes in one copy (the limit of "
+			           "cloister cp)", r->path, (unsigned long long)SS_TREE_MAX_BYTES);
 		child_fail(j, 125, errno, "copying %s", r->path);
+	}
 	_exit(0);
 }
 
