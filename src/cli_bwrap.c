@@ -330,6 +330,7 @@ static int run(struct cl_bwrap *b)
 	}
 	if (p->json_status_path && cl_status_write(&st, p->json_status_path, -1, &err) < 0)
 		print_err(&err);
+	cl_status_release(&st);
 	if (rc < 0) {
 		print_err(&err);
 		return CL_BWRAP_EXIT_FAIL;

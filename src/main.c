@@ -116,6 +116,7 @@ static int cmd_run(int argc, char **argv)
 	/* The status file says how the command ended even when its diff
 	 * could not be captured; the exit code says cloister failed. */
 	code = finish_run(&p, &st);
+	cl_status_release(&st);
 	rc = rc < 0 ? EXIT_SETUP : code;
 	cl_policy_free(&p);
 	return rc;

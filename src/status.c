@@ -20,6 +20,12 @@ void cl_status_init(struct cl_status *st)
 	st->runtime = "native";
 }
 
+void cl_status_release(struct cl_status *st)
+{
+	json_decref(st->ws_skipped);
+	st->ws_skipped = NULL;
+}
+
 static json_t *ms_or_null(double v)
 {
 	return v < 0 ? json_null() : json_real((double)(long long)(v * 1000.0 + 0.5) / 1000.0);
@@ -45,6 +51,8 @@ char *cl_status_to_json(const struct cl_status *st)
 	                                                      : json_null());
 	if (st->fallback[0])
 		json_object_set_new(o, "runtime_fallback", json_string(st->fallback));
+	if (json_array_size(st->ws_skipped))
+		json_object_set(o, "skipped", st->ws_skipped);
 	/* 15 significant digits: the millisecond values are rounded to 3
 	 * decimals above, and jansson's default (17) would print the binary
 	 * approximation of that (451.99200000000002). */

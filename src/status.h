@@ -2,6 +2,7 @@
 #ifndef CL_STATUS_H
 #define CL_STATUS_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,9 +28,14 @@ struct cl_status {
 	 * result's remoteRunId/workspaceId/containerId when the runner gives
 	 * none. Not in the status JSON. */
 	char remote_id[80];
+	/* NULL or [{path, type}]: special files the workspace's diff left
+	 * out. Set (and owned) by the parent after the run; freed by
+	 * cl_status_release. */
+	json_t *ws_skipped;
 };
 
 void cl_status_init(struct cl_status *st);
+void cl_status_release(struct cl_status *st);
 /* Serialises st; caller frees. */
 char *cl_status_to_json(const struct cl_status *st);
 /* Writes the JSON to path (created 0600, replaced) or fd (if >= 0). */

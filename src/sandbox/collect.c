@@ -96,26 +96,50 @@ static int review_gate(struct run *r, const struct sb_bundle *b, int bfd, const 
 	return 0;
 }
 
+/* The run's work is never lost with its capture: the changes stay in
+ * the state dir, named in the error's details with the command that
+ * captures them again. */
+static int capture_failed(struct run *r, enum ws_fail why, const cl_error *err, struct sb_error *e)
+{
+	char kept[4400], cmd[4500];
+	cl_error kerr = {0};
+	bool ok = ws_run_keep(&r->ws, ".smithers", kept, sizeof(kept), &kerr) == 0;
+
+	snprintf(cmd, sizeof(cmd), "cloister diff capture %s FILE", kept);
+	return sb_fail(e, SB_EXECUTION_FAILED, 0,
+	               json_pack("{s:s,s:s?,s:s?}", "reason", why == WS_FAIL_LIMIT ? "diff-bundle-limit" : "diff-capture",
+	                         "keptChangesPath", ok ? kept : NULL, "recaptureCommand", ok ? cmd : NULL),
+	               "Sandbox workspace changes could not be captured: %s; %s%s", err->msg,
+	               ok ? "they are kept in " : "keeping them failed too: ", ok ? kept : kerr.msg);
+}
+
 /* Spec "workspace": the overlay's changes as this run's diff bundle,
  * parsed once into wb for the gate and the apply. */
 static int capture(struct run *r, json_t **cap, struct ws_bundle *wb, struct sb_error *e)
 {
 	cl_error err = {0};
 	enum ws_fail why;
+	json_t *skipped = NULL;
+	int rc;
 
 	*cap = NULL;
 	if (!r->has_ws)
 		return 0;
-	if (ws_capture(r->ws.lower_fd, r->ws.upper_fd, r->ws.copy, ".smithers", r->ws.seq, cap, &why, &err) < 0)
-		return sb_fail(e, SB_EXECUTION_FAILED, 0,
-		               json_pack("{s:s}", "reason", why == WS_FAIL_LIMIT ? "diff-bundle-limit" : "diff-capture"),
-		               "Sandbox workspace changes could not be captured: %s", err.msg);
-	if (ws_bundle_read(*cap, "of the workspace", wb, &err) < 0) {
+	rc = ws_capture(r->ws.lower_fd, r->ws.upper_fd, r->ws.copy, ".smithers", r->ws.seq, cap, &skipped,
+	                &why, &err);
+	/* The run's events name what the bundle left out (its stderr is the
+	 * caller's JSON). */
+	if (rc == 0 && json_array_size(skipped))
+		sb_run_event(r, "SandboxWorkspaceSkipped", json_pack("{s:O}", "skipped", skipped));
+	json_decref(skipped);
+	if (rc == 0 && ws_bundle_read(*cap, "of the workspace", wb, &err) < 0) {
 		json_decref(*cap);
 		*cap = NULL;
-		return sb_fail(e, SB_EXECUTION_FAILED, 0, json_pack("{s:s}", "reason", "diff-capture"),
-		               "Sandbox workspace changes could not be captured: %s", err.msg);
+		rc = -1;
+		why = WS_FAIL_IO;
 	}
+	if (rc < 0)
+		return capture_failed(r, why, &err, e);
 	/* A sticky workspace's next bundle gets the next seq. */
 	if (ws_sticky_commit_seq(&r->ws, &err) < 0)
 		return sb_from_cl(e, SB_EXECUTION_FAILED, &err);

@@ -137,10 +137,12 @@ static int name_taken(const char *name)
  * `rm`, or NULL. */
 static const char *capture(const struct cl_policy *p, struct ws_run *w, char *msg, size_t size)
 {
-	json_t *bundle = NULL;
+	json_t *bundle = NULL, *skipped = NULL;
 	enum ws_fail why;
 	cl_error err = {0};
-	int rc = ws_capture(w->lower_fd, w->upper_fd, w->copy, NULL, w->seq, &bundle, &why, &err);
+	int rc = ws_capture(w->lower_fd, w->upper_fd, w->copy, NULL, w->seq, &bundle, &skipped, &why, &err);
+
+	json_decref(skipped);
 
 	if (rc == 0)
 		rc = ws_bundle_write(bundle, p->diff_out, &err);
@@ -148,7 +150,16 @@ static const char *capture(const struct cl_policy *p, struct ws_run *w, char *ms
 	if (rc == 0)
 		return NULL;
 	cl_wrap(&err, "--workspace %s: capturing the diff", w->dir);
-	snprintf(msg, size, "cloister: ");
+	/* The work stays; rm's reply is short (480 bytes), so where it is
+	 * and how to capture it again come first, the error after. */
+	char kept[4400];
+	cl_error kerr = {0};
+	if (ws_run_keep(w, NULL, kept, sizeof(kept), &kerr) == 0)
+		snprintf(msg, size, "cloister: the sandbox's changes are kept in %s (`cloister gc` removes them "
+		         "after %d days); `cloister diff capture %s %s` captures them again\ncloister: ", kept,
+		         WS_KEPT_DAYS, kept, p->diff_out);
+	else
+		snprintf(msg, size, "cloister: keeping the sandbox's changes failed: %s\ncloister: ", kerr.msg);
 	cl_error_format(&err, msg + strlen(msg), size - strlen(msg));
 	return msg;
 }
@@ -159,7 +170,7 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 	struct ss_server *srv;
 	struct cl_status st;
 	cl_error err = {0};
-	char msg[CL_ERROR_MSG_MAX + 2], cmsg[CL_ERROR_MSG_MAX + 16];
+	char msg[CL_ERROR_MSG_MAX + 2], cmsg[CL_ERROR_MSG_MAX + 9000];
 	const char *fail = NULL;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), rc;
 

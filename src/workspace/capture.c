@@ -38,7 +38,7 @@ int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct sta
 	if (w->n > 2 * WS_MAX_PATCHES + 2) {
 		w->why = WS_FAIL_LIMIT;
 		return cl_fail(w->err, 0, "the workspace changed more than %d files, the limit of a diff "
-		               "bundle; nothing was captured", WS_MAX_PATCHES);
+		               "bundle; no bundle was written", WS_MAX_PATCHES);
 	}
 	w->v[w->n] = (struct ent){.path = strdup(path), .is_new = is_new,
 	                          .exec = (st->st_mode & S_IXUSR) != 0, .link = S_ISLNK(st->st_mode)};
@@ -75,8 +75,29 @@ int ws_walk_unsupported(struct walk *w, const char *rel, const char *what)
 {
 	w->why = WS_FAIL_UNSUPPORTED;
 	return cl_fail(w->err, 0, "workspace path %s is %s, which a diff bundle does not carry "
-	               "(docs/workspaces.md, \"Symlinks and special files\"); nothing was captured",
+	               "(docs/workspaces.md, \"Symlinks and special files\"); no bundle was written",
 	               rel, what);
+}
+
+bool ws_is_special(const struct stat *st)
+{
+	return !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode);
+}
+
+static const char *special_type(mode_t m)
+{
+	return S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "character device"
+	       : S_ISBLK(m) ? "block device" : "special file";
+}
+
+/* A special file has no content a patch could carry (git skips them
+ * too): leaving it out keeps the rest of the run's work. */
+int ws_walk_skip(struct walk *w, const char *rel, const struct stat *st)
+{
+	if (json_array_append_new(w->skipped, json_pack("{s:s,s:s}", "path", rel, "type",
+	                                                special_type(st->st_mode))) < 0)
+		return cl_fail(w->err, ENOMEM, "collecting workspace changes");
+	return 0;
 }
 
 /* Every file below the lower entry name (or the entry itself) as deleted. */
@@ -90,7 +111,7 @@ int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel,
 	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
 		return ws_walk_push(w, rel, false, st);
 	if (!S_ISDIR(st->st_mode))
-		return ws_walk_unsupported(w, rel, "a special file");
+		return ws_walk_skip(w, rel, st);
 	if (depth > MAX_DEPTH)
 		return cl_fail(w->err, ELOOP, "workspace tree at %s", rel);
 	fd = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -196,8 +217,15 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 		return upper_dir(w, ufd, lfd, name, rel, &ls, have_l, depth);
 	if (S_ISLNK(us.st_mode))
 		return ws_walk_unsupported(w, rel, "a symlink the sandbox made");
-	if (!S_ISREG(us.st_mode))
-		return ws_walk_unsupported(w, rel, "a special file");
+	if (!S_ISREG(us.st_mode)) {
+		/* A base special file copied up (chmod, touch) is no change a
+		 * bundle could name; what else was there is gone all the same. */
+		if (have_l && ws_is_special(&ls))
+			return 0;
+		if (have_l && (rc = ws_walk_old_tree(w, lfd, name, rel, &ls, depth)) < 0)
+			return rc;
+		return ws_walk_skip(w, rel, &us);
+	}
 	if (have_l && (rc = ws_walk_old_tree(w, lfd, name, rel, &ls, depth)) < 0)
 		return rc;
 	return ws_walk_push(w, rel, true, &us);
@@ -267,13 +295,13 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		return cl_fail(err, -fd, "opening workspace file %s", e->path);
 	if (ovl_mark(fd, "metacopy", v, sizeof(v))) {
 		*why = WS_FAIL_UNSUPPORTED;
-		return cl_fail(err, 0, "workspace file %s is an overlay metacopy; nothing was captured", e->path);
+		return cl_fail(err, 0, "workspace file %s is an overlay metacopy; no bundle was written", e->path);
 	}
 	rc = cl_read_all(fd, WS_MAX_BUNDLE_BYTES, buf, &len);
 	if (rc == -EFBIG) {
 		*why = WS_FAIL_LIMIT;
 		return cl_fail(err, 0, "workspace file %s is larger than the 100 MiB limit of a diff bundle; "
-		               "nothing was captured", e->path);
+		               "no bundle was written", e->path);
 	}
 	if (rc < 0)
 		return cl_fail(err, -rc, "reading workspace file %s", e->path);
@@ -301,7 +329,7 @@ static int emit(struct emit *o, const char *path, const struct ws_side *old, con
 	if (json_array_size(o->patches) > WS_MAX_PATCHES || o->bytes > WS_MAX_BUNDLE_BYTES) {
 		*why = WS_FAIL_LIMIT;
 		return cl_fail(err, 0, "the workspace diff has more than %s, the limit of a diff bundle; "
-		               "nothing was captured", json_array_size(o->patches) > WS_MAX_PATCHES
+		               "no bundle was written", json_array_size(o->patches) > WS_MAX_PATCHES
 		               ? "1000 patches" : "100 MiB");
 	}
 	return 0;
@@ -333,17 +361,29 @@ static int emit_pair(struct emit *o, int lower, int upper, const struct ent *old
 	/* NOLINTEND(clang-analyzer-unix.Malloc) */
 }
 
-int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq, json_t **bundle,
-               enum ws_fail *why, cl_error *err)
+void ws_skipped_print(const char *what, const json_t *skipped)
 {
-	struct walk w = {.why = WS_FAIL_IO, .skip = skip, .err = err};
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(skipped, i, e)
+		fprintf(stderr, "cloister: %s: left %s out of the diff: a %s, which a diff bundle does "
+		        "not carry\n", what, json_string_value(json_object_get(e, "path")),
+		        json_string_value(json_object_get(e, "type")));
+}
+
+int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq, json_t **bundle,
+               json_t **skipped, enum ws_fail *why, cl_error *err)
+{
+	struct walk w = {.why = WS_FAIL_IO, .skip = skip, .skipped = json_array(), .err = err};
 	struct emit o = {.patches = json_array()};
 	char ref[72];
 	int rc;
 
 	*bundle = NULL;
+	*skipped = w.skipped;
 	*why = WS_FAIL_IO;
-	if (!o.patches)
+	if (!o.patches || !w.skipped)
 		return cl_fail(err, ENOMEM, "building the diff bundle");
 	if ((rc = ws_dl_load(err)) < 0)
 		goto out;

@@ -20,8 +20,12 @@ enum ws_fail { WS_FAIL_IO, WS_FAIL_LIMIT, WS_FAIL_UNSUPPORTED };
  * upper_fd is a whole changed copy of the lower tree instead. skip (or
  * NULL) names a top-level entry left out of both (spec mode: .smithers).
  * On error *bundle is NULL, err says why, *why what kind of failure. */
+/* *skipped (the caller's to free, also on error) gets [{path, type}]
+ * of the special files (fifos, sockets, devices) left out. */
 int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq,
-               json_t **bundle, enum ws_fail *why, cl_error *err);
+               json_t **bundle, json_t **skipped, enum ws_fail *why, cl_error *err);
+/* One line on stderr per entry of skipped, prefixed with what (DIR). */
+void ws_skipped_print(const char *what, const json_t *skipped);
 /* "sha256:<hex>" of the tree at dir_fd into out[72]: every regular file
  * and symlink in it as (mode, path, git blob id of its content); skip as
  * for ws_capture. */

@@ -112,8 +112,14 @@ static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const 
 	if (S_ISLNK(ns.st_mode))
 		return have_o && S_ISLNK(os.st_mode) && same_link(nfd, ofd, name) ? 0
 		       : ws_walk_unsupported(w, rel, "a symlink the sandbox made");
-	if (!S_ISREG(ns.st_mode))
-		return ws_walk_unsupported(w, rel, "a special file");
+	if (!S_ISREG(ns.st_mode)) {
+		/* One the base had already: not the sandbox's to name. */
+		if (have_o && ws_is_special(&os))
+			return 0;
+		if (have_o && (rc = ws_walk_old_tree(w, ofd, name, rel, &os, depth)) < 0)
+			return rc;
+		return ws_walk_skip(w, rel, &ns);
+	}
 	if (have_o && S_ISREG(os.st_mode) && same_file(nfd, ofd, name, &ns, &os))
 		return 0;
 	if (have_o && (rc = ws_walk_old_tree(w, ofd, name, rel, &os, depth)) < 0)
@@ -146,8 +152,11 @@ int ws_walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth
 			continue;
 		if ((rc = ws_walk_join(rel, sizeof(rel), prefix, *o, w->err)) < 0)
 			break;
-		rc = fstatat(ofd, *o, &os, AT_SYMLINK_NOFOLLOW) < 0 ? cl_fail_errno(w->err, "reading %s", rel)
-		     : ws_walk_old_tree(w, ofd, *o, rel, &os, depth);
+		if (fstatat(ofd, *o, &os, AT_SYMLINK_NOFOLLOW) < 0)
+			rc = cl_fail_errno(w->err, "reading %s", rel);
+		/* The copy never had the base's special files (copy.c). */
+		else if (!ws_is_special(&os))
+			rc = ws_walk_old_tree(w, ofd, *o, rel, &os, depth);
 	}
 	cl_strv_free(nv);
 	cl_strv_free(ov);

@@ -3,6 +3,7 @@
 #ifndef WS_CAPTURE_WALK_H
 #define WS_CAPTURE_WALK_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@ struct walk {
 	size_t n, cap;
 	enum ws_fail why;
 	const char *skip;
+	json_t *skipped;      /* [{path, type}]: special files left out */
 	cl_error *err;
 };
 
@@ -34,6 +36,11 @@ int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct sta
 int ws_walk_join(char *out, size_t len, const char *prefix, const char *name, cl_error *err);
 /* A change a bundle cannot carry: err names rel and what it is. */
 int ws_walk_unsupported(struct walk *w, const char *rel, const char *what);
+/* A fifo, socket or device node at rel: left out of the bundle, named
+ * in w->skipped. */
+int ws_walk_skip(struct walk *w, const char *rel, const struct stat *st);
+/* Neither a regular file, a directory nor a symlink. */
+bool ws_is_special(const struct stat *st);
 /* Every file below the lower entry name (or the entry itself) as deleted. */
 int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel, const struct stat *st,
                      int depth);

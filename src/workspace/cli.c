@@ -1,5 +1,6 @@
-/* `cloister diff apply BUNDLE TARGET [--check]` and `cloister diff show
- * BUNDLE [--stat]`: the reviewer's and the integrator's side of a bundle.
+/* `cloister diff apply BUNDLE TARGET [--check]`, `cloister diff show
+ * BUNDLE [--stat]` (the reviewer's and the integrator's side of a bundle)
+ * and `cloister diff capture KEPT FILE` (after a failed capture).
  * Exit codes: 0 done, 1 conflicts, 125 bad input or a host failure. */
 #define _GNU_SOURCE
 #include "src/workspace/cli.h"
@@ -12,13 +13,15 @@
 #include "src/error.h"
 #include "src/workspace/apply.h"
 #include "src/workspace/patch.h"
+#include "src/workspace/run.h"
 
 #define EXIT_SETUP 125
 
 static void usage(FILE *f)
 {
 	fputs("usage: cloister diff apply BUNDLE TARGET [--check]\n"
-	      "       cloister diff show BUNDLE [--stat]\n", f);
+	      "       cloister diff show BUNDLE [--stat]\n"
+	      "       cloister diff capture KEPT FILE\n", f);
 }
 
 static int cmd_apply(int argc, char **argv)
@@ -151,8 +154,26 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+/* The changes a failed capture kept (named in its error) into FILE. */
+static int cmd_capture(int argc, char **argv)
+{
+	cl_error err = {0};
+
+	if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-')
+		return usage(stderr), EXIT_SETUP;
+	if (ws_kept_capture(argv[1], argv[2], &err) < 0) {
+		cl_wrap(&err, "diff capture");
+		cl_error_print(&err);
+		return EXIT_SETUP;
+	}
+	printf("captured %s into %s\n", argv[1], argv[2]);
+	return 0;
+}
+
 int ws_cli_diff_main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "capture"))
+		return cmd_capture(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "apply"))
 		return cmd_apply(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "show"))

@@ -3,7 +3,15 @@
 #define _GNU_SOURCE
 #include "src/workspace/run.h"
 
+#include <fcntl.h>
 #include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "src/cleanup.h"
 
 #include "src/executor.h"
 #include "src/workspace/capture.h"
@@ -18,7 +26,7 @@ int ws_run_native(struct cl_policy *p, struct cl_status *st, bool *after, cl_err
 	               "have (built with NATIVE=0)");
 #else
 	struct ws_run w;
-	json_t *bundle = NULL;
+	json_t *bundle = NULL, *skipped = NULL;
 	enum ws_fail why;
 	int rc;
 
@@ -37,14 +45,71 @@ int ws_run_native(struct cl_policy *p, struct cl_status *st, bool *after, cl_err
 	 * nothing writes the upper dir any more. */
 	if (rc == 0 && p->diff_out) {
 		*after = true;
-		rc = ws_capture(w.lower_fd, w.upper_fd, w.copy, NULL, 1, &bundle, &why, err);
+		rc = ws_capture(w.lower_fd, w.upper_fd, w.copy, NULL, 1, &bundle, &skipped, &why, err);
+		if (rc == 0) {
+			char what[sizeof(w.dir) + 16];
+			snprintf(what, sizeof(what), "--workspace %s", w.dir);
+			ws_skipped_print(what, skipped);
+			st->ws_skipped = json_incref(skipped);
+		}
+		json_decref(skipped);
 		if (rc == 0)
 			rc = ws_bundle_write(bundle, p->diff_out, err);
-		if (rc < 0)
+		/* Nothing of the run's work is lost: its changes stay (the
+		 * caller prints err after the line saying where). */
+		if (rc < 0) {
 			cl_wrap(err, "--workspace %s: capturing the diff", w.dir);
+			ws_run_keep_report(&w, NULL, p->diff_out);
+		}
 		json_decref(bundle);
 	}
 	ws_run_cleanup(&w);
 	return rc;
 #endif
+}
+
+static int read_kept(int kfd, const char *kept, const char *name, char *buf, size_t len, cl_error *err)
+{
+	int rc = ws_read_small(kfd, name, buf, len);
+
+	if (rc < 0)
+		return cl_fail(err, -rc, "%s: reading %s (is it a dir a failed capture kept?)", kept, name);
+	return 0;
+}
+
+int ws_kept_capture(const char *kept, const char *file, cl_error *err)
+{
+	cl_autoclose int kfd = open(kept, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cl_autoclose int lower = -1;
+	cl_autoclose int upper = -1;
+	char low[4400], mode[16], skip[64], seq[32];
+	json_t *bundle = NULL, *skipped = NULL;
+	enum ws_fail why;
+	int rc;
+
+	if (kfd < 0)
+		return cl_fail_errno(err, "%s", kept);
+	/* Shared: gc (exclusive, non-blocking) leaves it while this reads. */
+	if (flock(kfd, LOCK_SH | LOCK_NB) < 0)
+		return cl_fail_errno(err, "%s: locking it (a run or gc holds it)", kept);
+	if ((rc = read_kept(kfd, kept, "kept-lower", low, sizeof(low), err)) < 0 ||
+	    (rc = read_kept(kfd, kept, "kept-mode", mode, sizeof(mode), err)) < 0 ||
+	    (rc = read_kept(kfd, kept, "kept-skip", skip, sizeof(skip), err)) < 0 ||
+	    (rc = read_kept(kfd, kept, "kept-seq", seq, sizeof(seq), err)) < 0)
+		return rc;
+	if ((lower = open(low, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return cl_fail_errno(err, "%s: opening its base %s", kept, low);
+	if ((upper = openat(kfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return cl_fail_errno(err, "%s: opening its upper dir", kept);
+	rc = ws_capture(lower, upper, !strcmp(mode, "copy"), skip[0] ? skip : NULL, strtoull(seq, NULL, 10),
+	                &bundle, &skipped, &why, err);
+	if (rc == 0)
+		ws_skipped_print(kept, skipped);
+	if (rc == 0)
+		rc = ws_bundle_write(bundle, file, err);
+	json_decref(bundle);
+	json_decref(skipped);
+	if (rc < 0)
+		cl_wrap(err, "capturing %s", kept);
+	return rc;
 }

@@ -14,4 +14,8 @@
  * A failure after the command ran sets *after (st is then its outcome). */
 int ws_run_native(struct cl_policy *p, struct cl_status *st, bool *after, cl_error *err);
 
+/* `cloister diff capture KEPT FILE`: the changes a failed capture kept
+ * (ws_run_keep) into the bundle FILE. */
+int ws_kept_capture(const char *kept, const char *file, cl_error *err);
+
 #endif

@@ -489,6 +489,62 @@ void ws_run_cleanup(struct ws_run *w)
 	close_fd(&w->snap_fd);
 }
 
+int ws_run_keep(struct ws_run *w, const char *skip, char *out, size_t len, cl_error *err)
+{
+	char kept[sizeof(w->name)], seq[32], *slash;
+	int rc;
+
+	if (w->run_fd < 0 || !w->name[0])
+		return cl_fail(err, EINVAL, "keeping the workspace's changes: no run dir");
+	snprintf(seq, sizeof(seq), "%llu", (unsigned long long)w->seq);
+	/* What `cloister diff capture` needs to capture them again; the
+	 * lower one written last: gc ages a kept dir by it. */
+	if ((rc = ws_write_small(w->run_fd, "kept-mode", w->copy ? "copy" : "overlay")) < 0 ||
+	    (rc = ws_write_small(w->run_fd, "kept-skip", skip ? skip : "")) < 0 ||
+	    (rc = ws_write_small(w->run_fd, "kept-seq", seq)) < 0 ||
+	    (rc = ws_write_small(w->run_fd, "kept-lower", w->lower)) < 0)
+		return cl_fail(err, -rc, "keeping the workspace's changes in %s", w->upper);
+	snprintf(kept, sizeof(kept), "%s", w->name);
+	/* A sticky workspace keeps its upper dir anyway; a run dir becomes
+	 * kept-*, which cleanup leaves and gc removes only once old. */
+	if (!w->sticky) {
+		snprintf(kept, sizeof(kept), "kept-%s", w->name + 4);
+		if (renameat(w->parent_fd, w->name, w->parent_fd, kept) < 0)
+			return cl_fail_errno(err, "keeping the workspace's changes in %s", kept);
+		w->name[0] = '\0';
+	}
+	/* upper is <state>/workspaces/<name>/upper. */
+	snprintf(out, len, "%s", w->upper);
+	if ((slash = strrchr(out, '/')))
+		*slash = '\0';
+	if ((slash = strrchr(out, '/')))
+		snprintf(slash + 1, len - (size_t)(slash + 1 - out), "%s", kept);
+	return 0;
+}
+
+void ws_run_keep_report(struct ws_run *w, const char *skip, const char *diff_out)
+{
+	char where[4400];
+	cl_error err = {0};
+
+	if (ws_run_keep(w, skip, where, sizeof(where), &err) < 0) {
+		cl_error_print(&err);
+		return;
+	}
+	fprintf(stderr, "cloister: the sandbox's changes are kept in %s (`cloister gc` removes them after "
+	        "%d days); `cloister diff capture %s %s` captures them again\n", where, WS_KEPT_DAYS, where,
+	        diff_out ? diff_out : "FILE");
+}
+
+static bool kept_expired(int fd)
+{
+	struct stat st;
+
+	if (fstatat(fd, "kept-lower", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return time(NULL) - st.st_mtime > (time_t)WS_KEPT_DAYS * 86400;
+}
+
 static bool idle_expired(int fd)
 {
 	char buf[32];
@@ -524,19 +580,21 @@ void ws_gc(void)
 	}
 	while ((de = readdir(d))) {
 		bool run = !strncmp(de->d_name, "run-", 4), sticky = !strncmp(de->d_name, "sticky-", 7);
+		bool kept = !strncmp(de->d_name, "kept-", 5);
 		int fd;
-		if (!run && !sticky)
+		if (!run && !sticky && !kept)
 			continue;
 		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		/* A lock held means a live run: leave it. */
-		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || (sticky && !idle_expired(fd))) {
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0 || (sticky && !idle_expired(fd)) ||
+		    (kept && !kept_expired(fd))) {
 			if (fd >= 0)
 				close(fd);
 			continue;
 		}
 		if (sb_remove_tree_at(dirfd(d), de->d_name) == 0)
-			printf("removed %s workspace %s\n", run ? "abandoned" : "idle sticky",
-			       run ? de->d_name : de->d_name + 7);
+			printf("removed %s workspace %s\n", run ? "abandoned" : kept ? "kept (failed capture)"
+			       : "idle sticky", sticky ? de->d_name + 7 : de->d_name);
 		close(fd);
 	}
 	closedir(d);

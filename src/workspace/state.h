@@ -50,6 +50,16 @@ int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, i
                       const char *snapshot, cl_error *err);
 /* After a captured run of a sticky workspace: its seq is used up. */
 int ws_sticky_commit_seq(struct ws_run *w, cl_error *err);
+/* How long `cloister gc` leaves the changes of a failed capture. */
+#define WS_KEPT_DAYS 7
+/* After a failed capture: the run dir becomes <state>/workspaces/kept-*
+ * (a sticky one stays where it is), with what `cloister diff capture`
+ * needs (kept-lower, kept-mode, kept-skip, kept-seq); its path into out.
+ * cleanup then leaves it. */
+int ws_run_keep(struct ws_run *w, const char *skip, char *out, size_t len, cl_error *err);
+/* ws_run_keep, then the one line on stderr saying where and how to
+ * capture again (diff_out or FILE in it). */
+void ws_run_keep_report(struct ws_run *w, const char *skip, const char *diff_out);
 /* Removes the run dir (not a sticky one) and closes everything; safe to
  * call twice. */
 void ws_run_cleanup(struct ws_run *w);

@@ -36,7 +36,14 @@ t_workspace_diff_at_rm() {
 	clr rm "$SID"; assert_eq 125 "$RC" "rm after a failed capture"
 	assert_contains "$ERR" "capturing the diff"
 	[ ! -e "$T_TMP/c.json" ] || fail "a bundle written for a failed capture"
-	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "workspace state after a failed capture"
+	# ... and keeps the work, named with the command that captures it.
+	kept=$(ls -d "$T_TMP/state/workspaces/kept-"* 2>/dev/null)
+	[ -n "$kept" ] && [ -L "$kept/upper/link" ] || fail "the session's changes were not kept: $ERR"
+	assert_contains "$ERR" "changes are kept in $kept"
+	assert_contains "$ERR" "\`cloister diff capture $kept $T_TMP/c.json\`"
+	touch -d '8 days ago' "$kept/kept-lower"
+	clr gc
+	[ ! -e "$kept" ] || fail "gc left an old kept dir ($OUT $ERR)"
 	not_listed "$SID" || fail "the session is still listed"
 	# without --diff-out: changes dropped; a failed create leaves nothing
 	mk "${WSR[@]}" --workspace "$W"

@@ -226,7 +226,102 @@ t_symlink_made_in_the_workspace_fails_the_capture() {
 	assert_eq 125 "$RC" "capture with a symlink ($ERR)"
 	assert_contains "$ERR" "workspace path pw is a symlink the sandbox made"
 	[ ! -e "$T_TMP/b.json" ] || fail "a partial bundle was written"
-	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state left"
+	[[ $(ls -A "$T_TMP/state/workspaces") == kept-* ]] || fail "the work was not kept"
+}
+
+# Fifos, sockets and device nodes have no content a patch could carry
+# (git skips them too): they are left out, each named once on stderr and
+# in the status, and the rest of the run's work is captured.
+t_special_files_are_skipped_and_the_rest_captured() {
+	setup
+	mkfifo "$W/base.fifo"
+	cp -a "$W" "$T_TMP/target"
+	for mode in overlay copy; do
+		rm -f "$T_TMP/b.json" "$T_TMP/st.json"
+		CLOISTER_WORKSPACE_MODE=$mode clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" \
+			--json-status "$T_TMP/st.json" --env W="$W" -- sh -c 'cd "$W" && echo edited >>src/main.c &&
+			mkfifo made.fifo && mkdir -p run && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"run/dev.sock\")" &&
+			{ test ! -p base.fifo || chmod 600 base.fifo; }'
+		assert_eq 0 "$RC" "$mode: run ($ERR)"
+		assert_eq "src/main.c" "$(py '" ".join(p["path"] for p in j["patches"])' <"$T_TMP/b.json")" "$mode: patches"
+		assert_eq 1 "$(grep -c 'made.fifo' <<<"$ERR")" "$mode: made.fifo named once: $ERR"
+		assert_contains "$ERR" "left run/dev.sock out of the diff: a socket" "$mode"
+		assert_not_contains "$ERR" "base.fifo" "$mode: a base fifo is not the sandbox's"
+		assert_eq "made.fifo:fifo run/dev.sock:socket" \
+			"$(py '" ".join(e["path"] + ":" + e["type"] for e in j["skipped"])' <"$T_TMP/st.json")" "$mode: status"
+	done
+	clr diff apply "$T_TMP/b.json" "$T_TMP/target"
+	assert_eq 0 "$RC" "apply ($ERR)"
+	assert_contains "$(cat "$T_TMP/target/src/main.c")" "edited"
+	# No status "skipped" when nothing was.
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" --json-status "$T_TMP/st.json" -- true
+	assert_eq "False" "$(py '"skipped" in j' <"$T_TMP/st.json")" "no skipped key"
+}
+
+t_spec_skipped_special_files_are_an_event() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	spec_ws "echo changed >$T_TMP/proj/src/file.txt && mkfifo $T_TMP/proj/f && $ok" '"autoAcceptDiffs":true'
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 0 "$RC" "accepted ($ERR)"
+	assert_eq "src/file.txt" "$(py '" ".join(p["path"] for p in j["diffBundle"]["patches"])' <<<"$OUT")" patches
+	ev=$("$CL" events r1 --root "$T_TMP/proj" | python3 -c 'import json,sys
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["type"] == "SandboxWorkspaceSkipped": print(json.dumps(e["skipped"]))')
+	assert_contains "$ev" '"path": "f", "type": "fifo"'
+	[ -p "$T_TMP/proj/f" ] && fail "the fifo was applied to rootDir"
+	assert_eq "changed" "$(cat "$T_TMP/proj/src/file.txt")" applied
+}
+
+# A capture that fails loses nothing: the run dir becomes kept-*, named
+# on one line with the command that captures it again; gc leaves it for
+# 7 days.
+t_failed_capture_keeps_the_changes_for_diff_capture() {
+	setup
+	sandbox_changes
+	assert_eq 0 "$RC" "reference run ($ERR)"
+	mv "$T_TMP/b.json" "$T_TMP/want.json"
+	for mode in overlay copy; do
+		CLOISTER_WORKSPACE_MODE=$mode clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/no/such/dir/b.json" \
+			--env W="$W" -- sh -c "$CHANGES"
+		assert_eq 125 "$RC" "$mode: unwritable --diff-out ($ERR)"
+		[[ $ERR =~ "changes are kept in "([^ ]+)" (\`cloister gc\` removes them after 7 days); \`cloister diff capture "([^ ]+)" $T_TMP/no/such/dir/b.json\` captures them again" ]] ||
+			fail "$mode: no kept line: $ERR"
+		kept=${BASH_REMATCH[1]}
+		assert_eq "$kept" "${BASH_REMATCH[2]}" "$mode: the command names the kept dir"
+		assert_eq "$T_TMP/state/workspaces/kept-" "${kept%kept-*}kept-" "$mode: under the state dir"
+		clr diff capture "$kept" "$T_TMP/again.json"
+		assert_eq 0 "$RC" "$mode: diff capture ($ERR)"
+		cmp "$T_TMP/want.json" "$T_TMP/again.json" || fail "$mode: the recaptured bundle differs"
+		clr gc
+		[ -d "$kept" ] || fail "$mode: gc removed a fresh kept dir"
+		touch -d '8 days ago' "$kept/kept-lower"
+		clr gc
+		assert_contains "$OUT" "removed kept (failed capture) workspace ${kept##*/}" "$mode"
+		[ ! -e "$kept" ] || fail "$mode: an old kept dir survived gc"
+	done
+	# Over the limit: kept as well.
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c 'cd "$0" && for i in $(seq 1001); do : >f$i; done' "$W"
+	assert_eq 125 "$RC" "over the limit"
+	assert_contains "$ERR" "changes are kept in $T_TMP/state/workspaces/kept-"
+	assert_eq 1 "$(ls "$T_TMP/state/workspaces/kept-"*/upper | grep -c '^f1001$')" "the 1001st file is kept"
+	clr diff capture "$T_TMP/nowhere" "$T_TMP/x.json"
+	assert_eq 125 "$RC" "not a kept dir"
+}
+
+t_spec_failed_capture_keeps_the_changes() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	spec_ws "cd $T_TMP/proj && for i in \$(seq 1001); do : >f\$i; done && $ok" '"autoAcceptDiffs":true'
+	clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 1 "$RC" "over the limit ($OUT)"
+	kept=$(py 'j["details"]["keptChangesPath"]' <<<"$ERR")
+	assert_eq "cloister diff capture $kept FILE" "$(py 'j["details"]["recaptureCommand"]' <<<"$ERR")" command
+	assert_contains "$(py 'j["message"]' <<<"$ERR")" "they are kept in $kept"
+	[ -e "$kept/upper/f1001" ] || fail "the changes are not in $kept"
+	[ ! -e "$T_TMP/proj/f1" ] || fail "rootDir written"
+	clr diff capture "$kept" "$T_TMP/again.json"
+	assert_eq 125 "$RC" "still over the limit"
+	assert_contains "$ERR" "more than 1000"
 }
 
 t_over_the_patch_limit_fails_with_nothing_written() {
