@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int nomem(struct sb_error *e, const char *what)
 {
@@ -54,8 +55,15 @@ static int add_mounts(const struct sb_spec *s, const struct sb_layout *l, struct
 	/* The identity `cloister run` gives a root caller (issue 29): spec
 	 * mode would otherwise map uid 0 to host uid 0. After the last bind:
 	 * the spec's volumes, the request and the result are the caller's. */
-	if (!s->host_root)
-		cl_policy_root_identity(p, n_default);
+	if (s->host_root)
+		return 0;
+	cl_policy_root_identity(p, n_default);
+	/* The request is cloister's own (0700 dirs of the caller): read-only,
+	 * but idmapped too, or the sandbox could not reach its result file. */
+	for (size_t i = n_default; p->host_uid != getuid() && i < p->n_mounts; i++)
+		if (p->mounts[i].kind == CL_MNT_BIND && p->mounts[i].flags & CL_MF_RO &&
+		    strcmp(p->mounts[i].dest, "/workspace") == 0)
+			p->mounts[i].flags |= CL_MF_IDMAP;
 	return 0;
 }
 
