@@ -45,7 +45,7 @@ while not os.path.exists("/tmp/stop") and time.time() < end:
         if got is not None:
             break
     for line in got or []:
-        # The command's own loader after exec, not a leak.
+        # The loader of the command after exec, not a leak.
         if line.split(" ", 2)[2].startswith(("/usr/", "/lib", "/etc/ld.so")):
             continue
         leak.write(line + "\n"); leak.flush()
