@@ -34,6 +34,7 @@
 #include "cgroups/cgroup.h"
 #include "ns/init.h"
 #include "ns/pty.h"
+#include "src/fdio.h"
 #include "src/sandbox/fsafe.h"
 #include "src/session/tree.h"
 #include "src/parse.h"
@@ -430,11 +431,6 @@ _Noreturn static void do_get_tree(struct job *j)
 	_exit(0);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
-
 /* Closes every fd of the supervisor the child does not need: it is in
  * the sandbox's pid namespace from the clone on, and what it holds (the
  * cgroup directory, the namespace and runtime-dir fds, the listening
@@ -443,7 +439,7 @@ static int cmp_int(const void *a, const void *b)
  * cgroup namespace (joined in confine, closed there). */
 static void keep_only_needed(struct job *j)
 {
-	int keep[SS_MAX_FDS + 5], n = 0, next = 3;
+	int keep[SS_MAX_FDS + 5], n = 0;
 
 	for (size_t i = 0; i < j->r->n_fds; i++)
 		keep[n++] = j->r->fds[i];
@@ -451,16 +447,7 @@ static void keep_only_needed(struct job *j)
 	keep[n++] = j->pty_w;
 	keep[n++] = j->gate_r;
 	keep[n++] = j->l->ns_fds[NS_SESS_CGROUP];
-	qsort(keep, (size_t)n, sizeof(int), cmp_int);
-	for (int i = 0; i < n; i++) {
-		if (keep[i] < next)
-			continue;
-		if (keep[i] > next && syscall(SYS_close_range, (unsigned)next,
-		                              (unsigned)keep[i] - 1, 0U) < 0)
-			child_fail(j, 125, errno, "%s", "closing the supervisor's fds");
-		next = keep[i] + 1;
-	}
-	if (syscall(SYS_close_range, (unsigned)next, ~0U, 0U) < 0)
+	if (cl_close_fds_except(keep, (size_t)n) < 0)
 		child_fail(j, 125, errno, "%s", "closing the supervisor's fds");
 }
 
