@@ -60,13 +60,41 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_profile *p, const struc
 	return 0;
 }
 
+int sc_export(void *ctx, struct sock_filter **filter, size_t *len, cl_error *err)
+{
+	__attribute__((cleanup(fd_close))) int fd = -1;
+	struct stat st;
+	void *buf;
+	int rc;
+
+	fd = memfd_create("cloister-bpf", MFD_CLOEXEC);
+	if (fd < 0)
+		return cl_fail_errno(err, "creating a buffer for the seccomp program");
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc < 0)
+		return cl_fail(err, -rc, "exporting the seccomp program");
+	if (fstat(fd, &st) < 0)
+		return cl_fail_errno(err, "sizing the seccomp program");
+	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
+	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS_KERNEL)
+		return cl_fail(err, E2BIG, "seccomp program has %lld bytes (at most %d instructions fit)",
+		               (long long)st.st_size, BPF_MAXINSNS_KERNEL);
+	buf = malloc((size_t)st.st_size);
+	if (!buf)
+		return cl_fail(err, ENOMEM, "seccomp program");
+	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		free(buf);
+		return cl_fail(err, EIO, "reading back the seccomp program");
+	}
+	*filter = buf;
+	*len = (size_t)st.st_size / sizeof(struct sock_filter);
+	return 0;
+}
+
 int sc_compile(const struct sc_profile *p, struct sock_filter **filter, size_t *len,
                cl_error *err)
 {
 	__attribute__((cleanup(ctx_release))) scmp_filter_ctx ctx = NULL;
-	__attribute__((cleanup(fd_close))) int fd = -1;
-	struct stat st;
-	void *buf;
 	int rc;
 
 	ctx = seccomp_init(p->default_action);
@@ -96,26 +124,5 @@ int sc_compile(const struct sc_profile *p, struct sock_filter **filter, size_t *
 		if (add_rule(ctx, p, &p->rules[i], err) < 0)
 			return cl_error_code(err);
 	}
-	fd = memfd_create("cloister-bpf", MFD_CLOEXEC);
-	if (fd < 0)
-		return cl_fail_errno(err, "creating a buffer for the seccomp program");
-	rc = seccomp_export_bpf(ctx, fd);
-	if (rc < 0)
-		return cl_fail(err, -rc, "exporting the seccomp program");
-	if (fstat(fd, &st) < 0)
-		return cl_fail_errno(err, "sizing the seccomp program");
-	if (st.st_size <= 0 || st.st_size % sizeof(struct sock_filter) ||
-	    st.st_size / sizeof(struct sock_filter) > BPF_MAXINSNS_KERNEL)
-		return cl_fail(err, E2BIG, "seccomp program has %lld bytes (at most %d instructions fit)",
-		               (long long)st.st_size, BPF_MAXINSNS_KERNEL);
-	buf = malloc((size_t)st.st_size);
-	if (!buf)
-		return cl_fail(err, ENOMEM, "seccomp program");
-	if (pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-		free(buf);
-		return cl_fail(err, EIO, "reading back the seccomp program");
-	}
-	*filter = buf;
-	*len = (size_t)st.st_size / sizeof(struct sock_filter);
-	return 0;
+	return sc_export(ctx, filter, len, err);
 }

@@ -13,7 +13,16 @@ int sc_load(const struct sc_program *prog)
 {
 	struct sock_fprog fp;
 
-	if (!prog || !prog->filter || prog->len == 0)
+	if (!prog)
+		return 0;
+	/* The guard first: it allows seccomp(2), which the profile may not. */
+	if (prog->guard && prog->guard_len) {
+		fp.len = prog->guard_len;
+		fp.filter = prog->guard;
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
+			return -errno;
+	}
+	if (!prog->filter || prog->len == 0)
 		return 0;
 	fp.len = prog->len;
 	fp.filter = prog->filter;
@@ -27,6 +36,9 @@ void sc_program_free(struct sc_program *prog)
 {
 	if (!prog->builtin)
 		free(prog->filter);
+	free(prog->guard);
+	prog->guard = NULL;
+	prog->guard_len = 0;
 	prog->filter = NULL;
 	prog->builtin = false;
 	prog->len = 0;

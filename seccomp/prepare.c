@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "seccomp/default_bpf.h"
+#include "seccomp/guard.h"
 #include "seccomp/profile.h"
 #include "seccomp/seccomp.h"
 #include "src/fdio.h"
@@ -173,12 +174,11 @@ int sc_build(const char *spec, const struct sc_context *ctx, struct sc_program *
 	return rc;
 }
 
-int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err)
+static int prepare_profile(const struct cl_policy *p, struct sc_program *out, cl_error *err)
 {
 	struct sc_context ctx = {.caps = p->caps_keep, .allow_nested = p->allow_nested,
 	                         .checked_for = p->seccomp_checked ? p : NULL};
 
-	*out = (struct sc_program){0};
 	switch (p->seccomp) {
 	case CL_SC_UNCONFINED:
 		return 0;
@@ -190,4 +190,20 @@ int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err)
 		return sc_build(p->seccomp_path, &ctx, out, err);
 	}
 	return cl_fail(err, 0, "unknown seccomp mode");
+}
+
+int sc_prepare(const struct cl_policy *p, struct sc_program *out, cl_error *err)
+{
+	struct sc_program guard = {0};
+	int rc;
+
+	*out = (struct sc_program){0};
+	/* Before the profile: a profile's failure frees nothing of the guard's. */
+	rc = sc_guard_build(p, &guard, err);
+	if (rc < 0)
+		return rc;
+	rc = prepare_profile(p, out, err);
+	out->guard = guard.guard;
+	out->guard_len = guard.guard_len;
+	return rc;
 }

@@ -96,6 +96,9 @@ bool sc_arch_is_native(const char *name);
 struct sock_filter;
 int sc_compile(const struct sc_profile *p, struct sock_filter **filter, size_t *len,
                cl_error *err);
+/* A libseccomp context (scmp_filter_ctx) built by the caller, exported to
+ * raw cBPF the same way (at most the kernel's 4096 instructions). */
+int sc_export(void *ctx, struct sock_filter **filter, size_t *len, cl_error *err);
 
 /* Parent-side entry points (seccomp/prepare.c). spec is "default" or a
  * JSON file. sc_profile_load resolves without compiling (for `show`);

@@ -14,6 +14,9 @@ struct sc_program {
 	unsigned short len;
 	unsigned flags;              /* SECCOMP_FILTER_FLAG_* for seccomp(2) */
 	bool builtin;                /* filter is the built-in program: not ours to free */
+	/* The root guard (seccomp/guard.h), stacked with filter; NULL = none. */
+	struct sock_filter *guard;
+	unsigned short guard_len;
 };
 
 /* Parent side, before clone: resolve p->seccomp into a program. */

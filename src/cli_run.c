@@ -372,47 +372,6 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 	}
 }
 
-/* A root caller's sandbox is not host root: its ids map to an unused host
- * id, so host-only files (/etc/shadow, /root) are out of reach. The
- * caller's writable binds (--rw, --here: mounts from first_user on) are
- * idmapped, so there the sandbox owns what the caller owns and what it
- * writes is the caller's; read-only binds are seen as any unprivileged
- * user sees them. Every source is still opened with the caller's rights.
- * --host-root keeps the old identity. */
-/* Whether this process's user namespace maps host id `id` (file is
- * /proc/self/uid_map or gid_map). Root of a nested namespace (`unshare
- * -r`, a rootless container) usually maps only itself: it is no host root
- * to begin with, and an unmapped id could not be used anyway. */
-static bool id_mapped_here(const char *file, unsigned long id)
-{
-	unsigned long in, out, n;
-	bool found = false;
-	FILE *f = fopen(file, "re");
-
-	if (!f)
-		return false;
-	/* The kernel writes this file: three decimal numbers a line. */
-	/* NOLINTNEXTLINE(cert-err34-c) */
-	while (!found && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
-		found = id >= in && id - in < n;
-	fclose(f);
-	return found;
-}
-
-static void root_identity(struct cl_policy *p, const struct run_state *rs, size_t first_user)
-{
-	if (getuid() != 0 || rs->host_root ||
-	    !id_mapped_here("/proc/self/uid_map", CL_UNPRIVILEGED_HOST_ID) ||
-	    !id_mapped_here("/proc/self/gid_map", CL_UNPRIVILEGED_HOST_ID))
-		return;
-	p->host_uid = CL_UNPRIVILEGED_HOST_ID;
-	p->host_gid = CL_UNPRIVILEGED_HOST_ID;
-	for (size_t i = first_user; i < p->n_mounts; i++)
-		if (p->mounts[i].kind == CL_MNT_BIND)
-			p->mounts[i].flags |= CL_MF_CALLER_OPEN |
-			                      (p->mounts[i].flags & CL_MF_RO ? 0 : CL_MF_IDMAP);
-}
-
 /* After all options: defaults and deferred pieces in a fixed order (default
  * mounts first, so user binds land on top of them). */
 static int finish(struct cl_policy *p, struct run_state *rs, cl_error *err)
@@ -494,8 +453,8 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 	free(user_mounts);
 	if (rc == 0)
 		rc = finish(p, &rs, err);
-	if (rc == 0)
-		root_identity(p, &rs, n_default);
+	if (rc == 0 && !rs.host_root)
+		cl_policy_root_identity(p, n_default);
 	if (rc == 0 && p->diff_out && !p->workspace)
 		rc = cl_fail(err, 0, "--diff-out needs --workspace DIR (the directory whose changes it records)");
 	if (rc == 0 && p->ws_snapshot && !p->workspace)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -43,6 +44,45 @@ void cl_strv_free(char **v)
 	for (size_t i = 0; v && v[i]; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* Whether this process's user namespace maps host id `id` (file is
+ * /proc/self/uid_map or gid_map). Root of a nested namespace (`unshare
+ * -r`, a rootless container) usually maps only itself: it is no host root
+ * to begin with, and an unmapped id could not be used anyway. */
+static bool id_mapped_here(const char *file, unsigned long id)
+{
+	unsigned long in, out, n;
+	bool found = false;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return false;
+	/* The kernel writes this file: three decimal numbers a line. */
+	/* NOLINTNEXTLINE(cert-err34-c) */
+	while (!found && fscanf(f, "%lu %lu %lu", &in, &out, &n) == 3)
+		found = id >= in && id - in < n;
+	fclose(f);
+	return found;
+}
+
+void cl_policy_root_identity(struct cl_policy *p, size_t first_user)
+{
+	if (getuid() != 0 ||
+	    !id_mapped_here("/proc/self/uid_map", CL_UNPRIVILEGED_HOST_ID) ||
+	    !id_mapped_here("/proc/self/gid_map", CL_UNPRIVILEGED_HOST_ID))
+		return;
+	p->host_uid = CL_UNPRIVILEGED_HOST_ID;
+	p->host_gid = CL_UNPRIVILEGED_HOST_ID;
+	for (size_t i = first_user; i < p->n_mounts; i++)
+		if (p->mounts[i].kind == CL_MNT_BIND)
+			p->mounts[i].flags |= CL_MF_CALLER_OPEN |
+			                      (p->mounts[i].flags & CL_MF_RO ? 0 : CL_MF_IDMAP);
+}
+
+bool cl_policy_root_guarded(const struct cl_policy *p)
+{
+	return getuid() == 0 && (p->host_uid != 0 || p->host_gid != 0);
 }
 
 void cl_policy_init(struct cl_policy *p)

@@ -188,6 +188,19 @@ struct cl_policy {
 	struct cl_hooks hooks;
 };
 
+/* A root caller's sandbox is not host root: its ids map to
+ * CL_UNPRIVILEGED_HOST_ID, so host-only files (/etc/shadow, /root) are out
+ * of reach. The caller's binds (mounts from first_user on) are opened with
+ * the caller's rights; the writable ones are idmapped, so there the sandbox
+ * owns what the caller owns and what it writes is the caller's. Every
+ * front-end calls it after its mounts are in place, unless --host-root;
+ * a no-op for anyone but host root. docs/security.md, "Root callers". */
+void cl_policy_root_identity(struct cl_policy *p, size_t first_user);
+/* Whether the sandbox is a root caller's without host root: what it writes
+ * through an idmapped bind belongs to host root, so it must not be able to
+ * make a file setuid, setgid or file-capable (seccomp/guard.c). */
+bool cl_policy_root_guarded(const struct cl_policy *p);
+
 /* `cloister run`'s bounds when no option says otherwise (docs/limits.md).
  * RLIMIT_NPROC is counted per user namespace (Linux >= 5.14), so in the
  * sandbox's own namespace it bounds the sandbox's tasks, not the caller's. */

@@ -57,9 +57,10 @@ static int print_json(const json_t *j, const struct sb_secrets *secrets)
 static void sandbox_usage(FILE *f)
 {
 	fputs("usage: cloister sandbox run --spec FILE|- [--json] [--progress-fd N] [--dry-run]\n"
-	      "                            [--runtime auto|native|docker|codeplane]\n"
+	      "                            [--runtime auto|native|docker|codeplane] [--host-root]\n"
 	      "  Runs a Smithers-shaped sandbox spec (see docs/spec.md); the result JSON goes to\n"
-	      "  stdout, errors to stderr (one JSON line with --json).\n", f);
+	      "  stdout, errors to stderr (one JSON line with --json). A root caller's sandbox\n"
+	      "  runs as an unprivileged host id unless --host-root (docs/security.md).\n", f);
 }
 
 static int read_spec(const char *path, char **text, size_t *len, struct sb_error *e)
@@ -80,10 +81,11 @@ static int sandbox_run(int argc, char **argv)
 	static const struct option opts[] = {
 		{"spec", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
 		{"progress-fd", required_argument, NULL, 'p'}, {"dry-run", no_argument, NULL, 'n'},
-		{"runtime", required_argument, NULL, 'r'},
+		{"runtime", required_argument, NULL, 'r'}, {"host-root", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
 	};
 	const char *runtime = NULL;
+	bool host_root = false;
 	struct sb_run_opts o = {.progress_fd = -1};
 	struct sb_secrets secrets = {0};
 	struct sb_error e = {0};
@@ -109,6 +111,7 @@ static int sandbox_run(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'n': o.dry_run = true; break;
 		case 'r': runtime = optarg; break;
+		case 'R': host_root = true; break;
 		case 'p':
 			if (cl_parse_u64(optarg, 0, 1 << 20, &fd) < 0) {
 				fprintf(stderr, "cloister: --progress-fd '%s': expected a file descriptor number\n", optarg);
@@ -130,6 +133,8 @@ static int sandbox_run(int argc, char **argv)
 	rc = read_spec(spec_path, &text, &len, &e);
 	if (rc == 0)
 		rc = sb_spec_parse(text, len, &s, &e);
+	if (rc == 0)
+		s.host_root = host_root;
 	if (rc == 0 && runtime && sb_spec_set_runtime(&s, runtime) < 0) {
 		rc = sb_fail(&e, SB_INVALID_INPUT, 0, json_pack("{s:s}", "runtime", runtime),
 		             "Unsupported sandbox runtime: %s", runtime);

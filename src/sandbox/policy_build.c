@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int nomem(struct sb_error *e, const char *what)
 {
@@ -30,9 +31,11 @@ static int add_mounts(const struct sb_spec *s, const struct sb_layout *l, struct
                       struct sb_error *e)
 {
 	cl_error err = {0};
+	size_t n_default;
 
 	if (cl_policy_add_default_mounts(p, &err) < 0)
 		return sb_from_cl(e, SB_PROCESS_SPAWN_FAILED, &err);
+	n_default = p->n_mounts;
 	/* Volumes before the runtime mounts: even a volume that slipped past
 	 * validation could not cover /workspace or /result. */
 	for (size_t i = 0; i < s->n_volumes; i++)
@@ -49,6 +52,18 @@ static int add_mounts(const struct sb_spec *s, const struct sb_layout *l, struct
 	     * request: a file of tmp/ bound over the placeholder. */
 	    !cl_policy_add_mount(p, CL_MNT_BIND, l->result_file, SB_RESULT_INSIDE, 0))
 		return nomem(e, "mounts");
+	/* The identity `cloister run` gives a root caller (issue 29): spec
+	 * mode would otherwise map uid 0 to host uid 0. After the last bind:
+	 * the spec's volumes, the request and the result are the caller's. */
+	if (s->host_root)
+		return 0;
+	cl_policy_root_identity(p, n_default);
+	/* The request is cloister's own (0700 dirs of the caller): read-only,
+	 * but idmapped too, or the sandbox could not reach its result file. */
+	for (size_t i = n_default; p->host_uid != getuid() && i < p->n_mounts; i++)
+		if (p->mounts[i].kind == CL_MNT_BIND && p->mounts[i].flags & CL_MF_RO &&
+		    strcmp(p->mounts[i].dest, "/workspace") == 0)
+			p->mounts[i].flags |= CL_MF_IDMAP;
 	return 0;
 }
 

@@ -52,6 +52,7 @@ struct sb_spec {
 	json_t *root;
 	const char *run_id, *sandbox_id, *root_dir, *runtime, *command, *request_bundle, *image;
 	int runtime_req;      /* enum cl_runtime the spec asked for */
+	bool host_root;       /* not in the JSON: --host-root (a root caller's sandbox is host root) */
 	bool allow_network, review_diffs, auto_accept_diffs, allow_nested;
 	json_t *env;          /* object of strings (validated), or NULL */
 	struct sb_egress egress;

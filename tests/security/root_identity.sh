@@ -125,5 +125,67 @@ child_fails_before_maps() {  # early|late
 t_child_error_before_maps_early() { child_fails_before_maps early; }
 t_child_error_before_maps_late() { child_fails_before_maps late; }
 
+# Issue 29, class 1: what the sandbox writes through an idmapped --rw bind
+# is host root's, so it must never become setuid, setgid or file-capable.
+# Control first: the same chmod on a file the sandbox owns in its /tmp
+# works without the special bits (the guard denies only those).
+setid_attack() {  # extra run options...
+	mkdir -m 700 "$T_TMP/w"
+	clr run "$SC" "$@" --rw "$T_TMP/w" -- sh -c "cd $T_TMP/w; echo x > f; chmod 755 f && echo plain-ok
+		chmod 6755 f 2>/dev/null; chmod u+s f 2>/dev/null; chmod g+s f 2>/dev/null
+		mkdir d; chmod 2755 d 2>/dev/null
+		perl -e 'sysopen(F, \"o\", 0101, 04755); syswrite(F, \"x\")' 2>/dev/null
+		perl -e 'syscall(133, \"n\", 0100000 | 06755, 0)' 2>/dev/null; echo done"
+	assert_eq 0 "$RC" "run: $ERR"
+	assert_eq "plain-ok
+done" "$OUT" "the control chmod"
+	assert_eq "0 755" "$(stat -c '%u %a' "$T_TMP/w/f")" "chmod 6755/u+s/g+s of a --rw file"
+	assert_eq "0 755" "$(stat -c '%u %a' "$T_TMP/w/d")" "chmod 2755 of a --rw directory"
+	[ ! -e "$T_TMP/w/o" ] || assert_eq "" "$(find "$T_TMP/w/o" -perm /6000)" "open(O_CREAT, 04755)"
+	[ ! -e "$T_TMP/w/n" ] || assert_eq "" "$(find "$T_TMP/w/n" -perm /6000)" "mknod(S_IFREG|06755)"
+	assert_eq "" "$(find "$T_TMP/w" -perm /6000)" "no setuid/setgid file or directory"
+}
+t_rw_setid_denied() { setid_attack; }
+# The guard does not rest on the profile: unconfined keeps it.
+t_rw_setid_denied_unconfined() { SC=--seccomp=unconfined setid_attack; }
+
+t_rw_file_caps_denied() {
+	command -v setcap >/dev/null || fail "no setcap on this host to test with"
+	mkdir -m 700 "$T_TMP/w"; cp /bin/true "$T_TMP/w/t"
+	# Control: host root can set the capability on the same filesystem.
+	cp /bin/true "$T_TMP/ctl"; setcap cap_net_raw+ep "$T_TMP/ctl" || fail "setcap control"
+	clr run "$SC" --rw "$T_TMP/w" -- python3 -c "import os
+try: os.setxattr('$T_TMP/w/t', 'security.capability', open('/dev/stdin','rb').read())
+except OSError as e: print(e.errno)" < <(getfattr -e hex --only-values -n security.capability "$T_TMP/ctl" 2>/dev/null | xxd -r -p 2>/dev/null || python3 -c "import os,sys; sys.stdout.buffer.write(os.getxattr('$T_TMP/ctl','security.capability'))")
+	assert_eq 0 "$RC" "run: $ERR"
+	assert_contains "$OUT" "1" "setxattr refused (an errno)"
+	assert_eq "" "$(getcap "$T_TMP/w/t")" "file capability on a --rw file"
+}
+
+# Class 2: spec mode as root got uid_map 0 0 1 (host root) where run gets
+# the unprivileged host id. Control: --host-root keeps host root.
+t_spec_mode_is_not_host_root() {
+	[ -r /etc/shadow ] || fail "no /etc/shadow on this host to test with"
+	mkdir -p "$T_TMP/req"
+	python3 - "$T_TMP" > "$T_TMP/spec.json" <<'PY'
+import json, sys
+t = sys.argv[1]
+cmd = ("{ cat /proc/self/uid_map; head -c1 /etc/shadow >/dev/null 2>&1 && echo shadow; } > /result/probe; "
+       "echo x > /result/f; chmod 6755 /result/f; echo '{\"status\":\"ok\"}'")
+print(json.dumps({"runId": "r1", "sandboxId": "s1", "rootDir": t, "requestBundlePath": t + "/req", "command": cmd}))
+PY
+	clr sandbox run --spec "$T_TMP/spec.json" --host-root
+	# The command's result JSON is not the protocol's (the run may fail
+	# after it): what counts is what the command saw and left.
+	local ctl; ctl=$(cat "$(find "$T_TMP" -name probe | head -1)")
+	assert_contains "$ctl" "shadow" "control: --host-root reads /etc/shadow"
+	find "$T_TMP" -name probe -delete; find "$T_TMP" -name f -delete
+	sed -i 's/"s1"/"s2"/; s/"r1"/"r2"/' "$T_TMP/spec.json"
+	clr sandbox run --spec "$T_TMP/spec.json"
+	local got; got=$(cat "$(find "$T_TMP" -name probe | head -1)")
+	assert_eq "0 1879048192 1" "$(echo $got)" "uid_map and /etc/shadow of the spec sandbox"
+	assert_eq "" "$(find "$T_TMP" -name f -perm /6000)" "no setuid file in result/"
+}
+
 is_root || exit 0
 run_tests
