@@ -38,7 +38,7 @@ struct ns_child {
 	struct winsize pty_ws;  /* the caller's window size, for that pty */
 	int ctty_fd;          /* the pty on the command's stdio, made its ctty; or -1 */
 	bool parent_maps;     /* the parent writes the id maps (ns/idmap.c) */
-	int *pre_trees;       /* per mount: source tree opened by the parent, or -1; or NULL */
+	int *pre_trees;       /* 2 per mount (ns/idmap.h): trees opened by the parent, or -1; or NULL */
 	int pre_root;         /* --rootfs tree opened by the parent, or -1 */
 };
 

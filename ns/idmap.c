@@ -10,6 +10,7 @@
 #include <linux/mount.h>
 #include <linux/securebits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -33,14 +34,55 @@ static int open_tree_of(const char *path, const char *what, cl_error *err)
 	return fd < 0 ? cl_fail(err, -fd, "%s %s", what, path) : fd;
 }
 
+/* The directory holding an overlay's upper and work dirs (one mount must
+ * hold both: overlayfs wants them on one filesystem, and the child reaches
+ * them below this one tree). */
+static int overlay_parent(const struct cl_mount *m, char *buf, size_t len, cl_error *err)
+{
+	const char *slash = strrchr(m->src, '/');
+	size_t n = slash ? (size_t)(slash - m->src) : 0;
+
+	if (!slash || n == 0 || n >= len || !m->ovl_work || strncmp(m->ovl_work, m->src, n + 1) ||
+	    strchr(m->ovl_work + n + 1, '/') || !m->ovl_lower || !m->ovl_lower[0] || m->ovl_lower[1])
+		return cl_fail(err, EINVAL, "overlay on %s: a root caller's idmapped overlay needs one lower "
+		               "dir and its upper and work dirs side by side", m->dest);
+	memcpy(buf, m->src, n);
+	buf[n] = '\0';
+	return 0;
+}
+
+/* An idmapped overlay (a root caller's workspace): its upper dirs' parent
+ * at trees[i], its lower dir at trees[n_mounts + i]; the child stacks the
+ * overlay on them (ns_mount_overlay_trees). */
+static int open_overlay_trees(const struct cl_policy *p, size_t i, int *trees, cl_error *err)
+{
+	const struct cl_mount *m = &p->mounts[i];
+	char parent[4096];
+	int rc;
+
+	if ((rc = overlay_parent(m, parent, sizeof(parent), err)) < 0)
+		return rc;
+	if ((trees[i] = open_tree_of(parent, "overlay upper dir", err)) < 0)
+		return trees[i];
+	trees[p->n_mounts + i] = open_tree_of(m->ovl_lower[0], "overlay lower dir", err);
+	return trees[p->n_mounts + i] < 0 ? trees[p->n_mounts + i] : 0;
+}
+
 int ns_idmap_open_trees(const struct cl_policy *p, int *trees, int *root, cl_error *err)
 {
 	*root = -1;
-	for (size_t i = 0; i < p->n_mounts; i++)
+	for (size_t i = 0; i < 2 * p->n_mounts; i++)
 		trees[i] = -1;
 	for (size_t i = 0; i < p->n_mounts; i++) {
 		const struct cl_mount *m = &p->mounts[i];
-		if (m->kind != CL_MNT_BIND || !(m->flags & CL_MF_CALLER_OPEN) || !m->src)
+		if (!(m->flags & CL_MF_CALLER_OPEN) || !m->src)
+			continue;
+		if (m->kind == CL_MNT_OVERLAY) {
+			if (open_overlay_trees(p, i, trees, err) < 0)
+				return cl_error_code(err);
+			continue;
+		}
+		if (m->kind != CL_MNT_BIND)
 			continue;
 		trees[i] = open_tree_of(m->src, "bind source", err);
 		if (trees[i] < 0)
@@ -100,11 +142,13 @@ int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees,
 		return cl_fail_errno(err, "opening the sandbox's user namespace");
 	/* The child holds the same trees (inherited at clone): the idmapping
 	 * set here is what it attaches. */
-	for (size_t i = 0; i < p->n_mounts; i++)
-		if (trees[i] >= 0 && idmap_tree(trees[i], ns_bind_attrs(p->mounts[i].flags),
-		                                p->mounts[i].flags & CL_MF_IDMAP ? userns : -1,
-		                                p->mounts[i].src, err) < 0)
+	for (size_t j = 0; j < 2 * p->n_mounts; j++) {
+		const struct cl_mount *m = &p->mounts[j % p->n_mounts];
+		if (trees[j] >= 0 && idmap_tree(trees[j], ns_bind_attrs(m->flags),
+		                                m->flags & CL_MF_IDMAP ? userns : -1,
+		                                j < p->n_mounts ? m->src : m->ovl_lower[0], err) < 0)
 			return cl_error_code(err);
+	}
 	/* --rootfs is idmapped where it can be (the sandbox may create its
 	 * mount points in it, as root could); it is read-only in `cloister
 	 * run`, so where it cannot (an image on overlayfs) the plain tree is

@@ -18,7 +18,9 @@ bool ns_idmap_by_parent(const struct cl_policy *p);
 
 /* Before clone: opens every CL_MF_CALLER_OPEN bind source and --rootfs as
  * detached trees (with the caller's rights); trees[i] per mount, *root for
- * --rootfs, -1 where none. The child inherits the fds. */
+ * --rootfs, -1 where none. trees has 2 * n_mounts entries: a CL_MF_CALLER_OPEN
+ * overlay has the parent of its upper and work dirs at i and its lower dir
+ * at n_mounts + i. The child inherits the fds. */
 int ns_idmap_open_trees(const struct cl_policy *p, int *trees, int *root, cl_error *err);
 /* After clone: writes the child's uid/gid maps, flags the trees (idmapped
  * with its user namespace when CL_MF_IDMAP), then tells it to go on

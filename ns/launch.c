@@ -443,7 +443,7 @@ static int prepare_identity(const struct cl_policy *p, struct ns_child *c, cl_er
 	c->parent_maps = ns_idmap_by_parent(p);
 	if (!c->parent_maps)
 		return 0;
-	c->pre_trees = calloc(p->n_mounts + 1, sizeof(int));
+	c->pre_trees = calloc(2 * p->n_mounts + 1, sizeof(int));
 	if (!c->pre_trees)
 		return cl_fail(err, ENOMEM, "preparing mounts");
 	return ns_idmap_open_trees(p, c->pre_trees, &c->pre_root, err);
@@ -517,7 +517,7 @@ static void release(struct supervision *s, struct ns_child *c, struct sc_program
 	if (s->timer_fd >= 0)
 		close(s->timer_fd);
 	free(c->exec_argv);
-	for (size_t i = 0; c->pre_trees && i < c->p->n_mounts; i++)
+	for (size_t i = 0; c->pre_trees && i < 2 * c->p->n_mounts; i++)
 		if (c->pre_trees[i] >= 0)
 			close(c->pre_trees[i]);
 	free(c->pre_trees);

@@ -61,6 +61,11 @@ uint64_t ns_bind_attrs(unsigned flags)
 	return a;
 }
 
+static bool pre_overlay(const struct mount_ctx *c, size_t i)
+{
+	return c->pre && c->pre[i] >= 0 && c->pre[c->p->n_mounts + i] >= 0;
+}
+
 /* Clones one bind source; *tree stays -1 for an absent optional source. */
 static int open_source(const struct cl_mount *m, bool bwrap_msgs, int *tree, char **link,
                        cl_error *err)
@@ -124,7 +129,10 @@ static int open_sources(struct mount_ctx *c, cl_error *err)
 		const struct cl_mount *m = &p->mounts[i];
 		need_dev |= m->kind == CL_MNT_DEV;
 		need_proc |= m->kind == CL_MNT_PROC;
-		if (m->kind == CL_MNT_OVERLAY && (rc = ns_overlay_open(m, &c->ovl[i], err)) < 0)
+		/* An overlay the parent opened is reached through its trees (the
+		 * child may not open the caller's directories itself). */
+		if (m->kind == CL_MNT_OVERLAY && !pre_overlay(c, i) &&
+		    (rc = ns_overlay_open(m, &c->ovl[i], err)) < 0)
 			return rc;
 		if (m->kind != CL_MNT_BIND)
 			continue;
@@ -512,6 +520,9 @@ static int do_mount(struct mount_ctx *c, size_t i, cl_error *err)
 	case CL_MNT_CHMOD:
 		return ns_mount_chmod(c->rootfd, m, err);
 	case CL_MNT_OVERLAY:
+		if (pre_overlay(c, i))
+			return ns_mount_overlay_trees(c->rootfd, m, c->pre[i], c->pre[c->p->n_mounts + i],
+			                              c->p->ns_flags & CLONE_NEWUSER, &c->how, err);
 		return ns_mount_overlay(c->rootfd, m, &c->ovl[i], c->p->ns_flags & CLONE_NEWUSER,
 		                        &c->how, err);
 	case CL_MNT_DIR:

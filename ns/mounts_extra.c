@@ -252,6 +252,74 @@ int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_f
 	return attach_at(mfd, rootfd, m->dest, NS_NODE_DIR, how, err);
 }
 
+/* overlayfs takes only attached layers (a detached tree's path gives
+ * EPERM): both trees are stacked on DEST for the moment the overlay is
+ * made, then detached again, so only the overlay stays, on top of DEST. */
+static int stage_tree(int tree, int destfd, const char *what, cl_error *err)
+{
+	if (move_mount(tree, "", destfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cl_fail_errno(err, "Can't stage the overlay's %s", what);
+	return 0;
+}
+
+static int unstage_tree(int tree, const char *what, cl_error *err)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", tree);
+	if (umount2(path, MNT_DETACH) < 0)
+		return cl_fail_errno(err, "Can't detach the overlay's staged %s", what);
+	return 0;
+}
+
+static int make_overlay_trees(const struct cl_mount *m, int upper_tree, int lower_tree, bool in_userns,
+                              cl_error *err)
+{
+	cl_autoclose int fsfd = fsopen("overlay", FSOPEN_CLOEXEC);
+	char lower[64], upper[4200], work[4200];
+	int mfd;
+
+	if (fsfd < 0)
+		return cl_fail_errno(err, "Can't make overlay mount on %s", m->dest);
+	snprintf(lower, sizeof(lower), "/proc/self/fd/%d", lower_tree);
+	snprintf(upper, sizeof(upper), "/proc/self/fd/%d/%s", upper_tree, strrchr(m->src, '/') + 1);
+	snprintf(work, sizeof(work), "/proc/self/fd/%d/%s", upper_tree, strrchr(m->ovl_work, '/') + 1);
+	if (ovl_set(fsfd, "lowerdir", lower, m->dest, err) < 0 ||
+	    ovl_set(fsfd, "upperdir", upper, m->dest, err) < 0 ||
+	    ovl_set(fsfd, "workdir", work, m->dest, err) < 0)
+		return cl_error_code(err);
+	if (in_userns && fsconfig(fsfd, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0)
+		return cl_fail_errno(err, "Can't make overlay mount on %s (userxattr)", m->dest);
+	if ((m->flags & CL_MF_VOLATILE) && fsconfig(fsfd, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0)
+		return cl_fail_errno(err, "Can't make overlay mount on %s (volatile)", m->dest);
+	if (fsconfig(fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cl_fail_errno(err, "Can't make overlay mount on %s", m->dest);
+	mfd = fsmount(fsfd, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	return mfd < 0 ? cl_fail_errno(err, "Can't make overlay mount on %s", m->dest) : mfd;
+}
+
+int ns_mount_overlay_trees(int rootfd, const struct cl_mount *m, int upper_tree, int lower_tree,
+                           bool in_userns, const struct ns_create *how, cl_error *err)
+{
+	cl_autoclose int destfd = ns_ensure_mount_point(rootfd, m->dest, NS_NODE_DIR, how, err);
+	cl_autoclose int mfd = -1;
+
+	if (destfd < 0)
+		return destfd;
+	if (stage_tree(lower_tree, destfd, "lower dir", err) < 0 ||
+	    stage_tree(upper_tree, destfd, "upper dir", err) < 0)
+		return cl_error_code(err);
+	mfd = make_overlay_trees(m, upper_tree, lower_tree, in_userns, err);
+	if (mfd < 0)
+		return mfd;
+	/* The upper one is on top: detached first. */
+	if (unstage_tree(upper_tree, "upper dir", err) < 0 || unstage_tree(lower_tree, "lower dir", err) < 0)
+		return cl_error_code(err);
+	if (move_mount(mfd, "", destfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cl_fail_errno(err, "Can't mount on %s", m->dest);
+	return 0;
+}
+
 int ns_fd_source_path(int fd, char *buf, size_t len, cl_error *err)
 {
 	char link[64];

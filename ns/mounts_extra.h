@@ -24,6 +24,10 @@ struct ns_ovl_fds {
 	int upper, work;      /* -1 for --tmp-overlay / --ro-overlay */
 };
 int ns_overlay_open(const struct cl_mount *m, struct ns_ovl_fds *o, cl_error *err);
+/* The same from trees the parent opened and idmapped (ns/idmap.h): the
+ * parent of upper and work, and the lower dir. */
+int ns_mount_overlay_trees(int rootfd, const struct cl_mount *m, int upper_tree, int lower_tree,
+                           bool in_userns, const struct ns_create *how, cl_error *err);
 int ns_mount_overlay(int rootfd, const struct cl_mount *m, const struct ns_ovl_fds *o,
                      bool in_userns, const struct ns_create *how, cl_error *err);
 

@@ -115,7 +115,12 @@ static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl
 	snprintf(w->upper, sizeof(w->upper), "%s", up);
 	/* volatile only for a throwaway upper dir: a sticky one must survive
 	 * a crash, and volatile would refuse its next mount. */
-	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir, w->sticky ? 0 : CL_MF_VOLATILE);
+	/* A root caller's sandbox is an unmapped host id: its overlay is made
+	 * from layers the parent opens and idmaps, so that root's files in
+	 * DIR and in the upper dir are the sandbox root's (ns/idmap.h). */
+	m = cl_policy_add_mount(p, CL_MNT_OVERLAY, up, w->dir,
+	                        (w->sticky ? 0 : CL_MF_VOLATILE) |
+	                        (p->host_uid != geteuid() ? CL_MF_CALLER_OPEN | CL_MF_IDMAP : 0));
 	if (!m || !(m->ovl_work = strdup(work)) || !cl_strv_push(&m->ovl_lower, w->lower))
 		return cl_fail(err, ENOMEM, "adding the workspace mount");
 	return 0;
@@ -409,11 +414,6 @@ int ws_sticky_prepare(struct cl_policy *p, struct ws_run *w, const char *name, i
 
 	if ((rc = begin(p, w, root, sizeof(root), err)) < 0)
 		goto fail;
-	if (p->host_uid != geteuid()) {
-		rc = cl_fail(err, 0, "sticky workspace %s: needs an overlay, which a root caller's unmapped "
-		             "sandbox identity cannot write through (docs/workspaces.md)", name);
-		goto fail;
-	}
 	if (!ws_name_ok(name)) {
 		rc = cl_fail(err, 0, "sticky workspace name '%s': use letters, digits, '.', '_' and '-' (at most "
 		             "128)", name);

@@ -187,5 +187,30 @@ PY
 	assert_eq "" "$(find "$T_TMP" -name f -perm /6000)" "no setuid file in result/"
 }
 
+# Spec mode's sticky workspace as root: its overlay is made from idmapped
+# layers, so the unmapped sandbox edits root's files in rootDir (as a root
+# caller expects) while it is still not host root and cannot leave a
+# setuid file in the upper dir. Control: the file is root's 0644 on host.
+t_spec_sticky_workspace_under_the_root_identity() {
+	mkdir -p "$T_TMP/req" "$T_TMP/proj"; echo base > "$T_TMP/proj/a.txt"; chmod 644 "$T_TMP/proj/a.txt"
+	assert_eq "0 644" "$(stat -c '%u %a' "$T_TMP/proj/a.txt")" "control: a root-owned 0644 file"
+	python3 - "$T_TMP" > "$T_TMP/spec.json" <<'PY'
+import json, sys
+t = sys.argv[1]
+cmd = ("cat /proc/self/uid_map > /result/probe; echo more >> " + t + "/proj/a.txt && echo new > " + t +
+       "/proj/n.txt && chmod 4755 " + t + "/proj/n.txt 2>/dev/null; echo '{\"status\":\"finished\"}'")
+print(json.dumps({"runId": "r1", "sandboxId": "s1", "rootDir": t + "/proj", "command": cmd,
+                  "requestBundlePath": t + "/req",
+                  "workspace": {"name": "w1", "persistence": "sticky", "idleTimeoutSecs": 600}}))
+PY
+	CLOISTER_STATE_DIR=$T_TMP/state clr sandbox run --spec "$T_TMP/spec.json" --json
+	assert_eq 125 "$RC" "the run is held for review ($OUT)"
+	local kept; kept=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["details"]["diffBundlePath"])' <<<"$ERR")
+	assert_eq "a.txt n.txt" "$(python3 -c 'import json,sys; print(" ".join(p["path"] for p in json.load(sys.stdin)["patches"]))' <"$kept")" "the bundle"
+	assert_eq "0 1879048192 1" "$(echo $(cat "$(find "$T_TMP" -name probe | head -1)"))" "uid_map of the sandbox"
+	assert_eq "base" "$(cat "$T_TMP/proj/a.txt")" "rootDir untouched"
+	assert_eq "" "$(find "$T_TMP/state" -perm /6000)" "no setuid file in the upper dir"
+}
+
 is_root || exit 0
 run_tests
