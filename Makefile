@@ -73,7 +73,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick bench-record install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -246,6 +246,10 @@ bench-quick:
 	@./tests/deps.sh install --bench
 	@$(SUBMAKE) all $(BENCH_BIN)
 	@./bench/run.sh --quick
+
+# Writes the last full report into the committed files, on purpose.
+bench-record:
+	@./bench/record.sh
 
 install: $(B)/cloister
 	install -D -m 0755 $(B)/cloister $(DESTDIR)$(PREFIX)/bin/cloister

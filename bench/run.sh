@@ -1,7 +1,7 @@
 #!/bin/bash
 # `make bench`: cloister side by side with the raw floor, Debian's bwrap and
-# /bin/true, in one run. Writes bench/results/latest.{md,json,svg}
-# (--quick: quick.{md,json,svg}, fewer rounds and runs).
+# /bin/true, in one run. Writes build/bench/results/latest.{md,json,svg}
+# (--quick: quick.{md,json,svg}, fewer rounds and runs); nothing tracked.
 #   bench/run.sh [--quick]
 # Rows whose feature is not built (the probe run fails) print "n/a" with the
 # probe's own error; nothing is ever estimated. As root, unprivileged rows run
@@ -257,26 +257,15 @@ else
 	na_row DOCKER docker.run root "docker run --rm ... true" "no docker daemon answers on this host"
 fi
 
-# A quick run must not overwrite the published full results.
+# The report goes under the build directory, so a run leaves the checkout
+# clean; `make bench-record` (bench/record.sh) copies a full run into the
+# committed bench/results/ and docs/performance.md on purpose.
 NAME=latest MODE=full
 [ $QUICK = 1 ] && NAME=quick MODE=quick
-mkdir -p bench/results
-python3 bench/report.py "$OUT" bench/results/$NAME $MODE || exit 1
-gnuplot bench/results/$NAME.gp 2>"$OUT/gnuplot.err" || { cat "$OUT/gnuplot.err"; exit 1; }
-rm -f bench/results/$NAME.gp bench/results/$NAME.dat
-# A full run also refreshes the table quoted in docs/performance.md.
-if [ $QUICK = 0 ] && [ -f docs/performance.md ]; then
-	python3 - docs/performance.md bench/results/latest.md <<'PY'
-import re, sys
-doc, table = sys.argv[1], open(sys.argv[2]).read()
-s = open(doc).read()
-a, b = "<!-- bench:latest:begin -->", "<!-- bench:latest:end -->"
-if a in s and b in s:
-    table = table.replace("](latest.svg)", "](../bench/results/latest.svg)")
-    table = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", table, flags=re.M)
-    s = s[:s.index(a) + len(a)] + "\n" + table.strip() + "\n" + s[s.index(b):]
-    open(doc, "w").write(s)
-PY
-fi
-cat bench/results/$NAME.md
-echo "wrote bench/results/$NAME.md $NAME.json $NAME.svg"
+RES=${CLOISTER_BENCH_RESULTS:-$TOP/build/bench/results}
+mkdir -p "$RES"
+python3 bench/report.py "$OUT" "$RES/$NAME" $MODE || exit 1
+gnuplot "$RES/$NAME.gp" 2>"$OUT/gnuplot.err" || { cat "$OUT/gnuplot.err"; exit 1; }
+rm -f "$RES/$NAME.gp" "$RES/$NAME.dat"
+cat "$RES/$NAME.md"
+echo "wrote $RES/$NAME.md $NAME.json $NAME.svg (make bench-record copies a full run into bench/results/)"
