@@ -77,7 +77,7 @@ user_pass_start() {
 	local copy
 	# As root on a fresh machine, make the unprivileged user the suite
 	# needs (nothing else about the system is changed).
-	id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER" 2>/dev/null
+	"$TOP/tests/test_user.sh" "$TEST_USER" >/dev/null 2>&1
 	if ! id "$TEST_USER" >/dev/null 2>&1; then
 		echo "FAIL run: test user '$TEST_USER' does not exist (useradd -m $TEST_USER; .ci/run creates it)" | tee -a "$LOG"
 		return
