@@ -15,15 +15,15 @@ mkdir -p "$SCRATCH"
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 row() { printf 'RELAY\t%s.user\t%s\tuser\tvalue:%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5"; }
 
-# sample PORT SERVER-CMD... -- CLIENT-CMD...: prints the client's figure.
+# sample SERVER-CMD... :: CLIENT-CMD...: prints the client's figure.
 # The port is substituted for @P. Returns non-zero (message on stderr) when
 # the server never got ready, the client failed, or either ran past its
 # deadline.
 sample() {
-	local p log s c out rc=0 t
+	local p log s out rc=0 t why
 	local -a srv=() cli=()
 	p=$(port); log=$(mktemp "$SCRATCH/srv.XXXXXX")
-	while [ "$1" != -- ]; do srv+=("${1//@P/$p}"); shift; done; shift
+	while [ "$1" != :: ]; do srv+=("${1//@P/$p}"); shift; done; shift
 	for a in "$@"; do cli+=("${a//@P/$p}"); done
 	timeout -k 5 "$SAMPLE_S" "${srv[@]}" >"$log" 2>&1 & s=$!
 	for ((t = 0; t < READY_S * 100; t++)); do
@@ -32,8 +32,9 @@ sample() {
 		sleep 0.01
 	done
 	if ! grep -q "^listening " "$log"; then
+		kill -0 $s 2>/dev/null && why="not ready after ${READY_S}s" || why="exited before it was ready"
 		kill $s 2>/dev/null; wait $s
-		echo "server not ready after ${READY_S}s: ${srv[*]}: $(tr '\n' ' ' <"$log")" >&2
+		echo "server $why: ${srv[*]}: $(tr '\n' ' ' <"$log")" >&2
 		return 1
 	fi
 	out=$(timeout -k 5 "$SAMPLE_S" "${cli[@]}" 2>&1) || rc=$?
@@ -59,10 +60,10 @@ tries() {
 direct="" relay="" ldirect="" lrelay="" direct_fail="" relay_fail="" ldirect_fail="" lrelay_fail=""
 PUB=("$CL" run --ro "$BLAST:/blast" --publish "@P:9000" --)
 for _ in $(seq "$n"); do
-	tries direct "$BLAST" sink @P 1 -- "$BLAST" send @P "$bytes"
-	tries relay "${PUB[@]}" /blast sink 9000 1 -- "$BLAST" send @P "$bytes"
-	tries ldirect "$BLAST" echo @P $((conns + 1)) -- "$BLAST" connlat @P "$conns"
-	tries lrelay "${PUB[@]}" /blast echo 9000 $((conns + 1)) -- "$BLAST" connlat @P "$conns"
+	tries direct "$BLAST" sink @P 1 :: "$BLAST" send @P "$bytes"
+	tries relay "${PUB[@]}" /blast sink 9000 1 :: "$BLAST" send @P "$bytes"
+	tries ldirect "$BLAST" echo @P $((conns + 1)) :: "$BLAST" connlat @P "$conns"
+	tries lrelay "${PUB[@]}" /blast echo 9000 $((conns + 1)) :: "$BLAST" connlat @P "$conns"
 done
 mb=$((bytes / 1048576))
 emit() {  # id label unit var
