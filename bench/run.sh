@@ -116,9 +116,15 @@ group() {
 		IFS='|' read -r id label cmd <<<"$e"
 		why=$miss
 		[ -z "$why" ] && why=$(probe "$who" "$cmd")
-		if [ -n "$why" ]; then
+		if [ -n "${why##*timeout after*}" ]; then
 			printf '%s\t%s.%s\t%s\t%s\t%s\tna\t%s\n' "$g" "$id" "$who" "$label" "$who" "$kind" "$why" >>"$ROWS"
 			echo "  n/a  [$who] $label: $why"
+			continue
+		elif [ -n "$why" ]; then
+			# The probe itself ran past CMD_S: the row is a timeout.
+			TIMEOUTS=$((TIMEOUTS + 1))
+			printf '%s\t%s.%s\t%s\t%s\t%s\ttimeout\t%s: %s\n' "$g" "$id" "$who" "$label" "$who" "$kind" "$cmd" "$why" >>"$ROWS"
+			echo "  TIMEOUT [$who] $label: $cmd: $why"
 			continue
 		fi
 		okrows+=("$g	$id.$who	$label	$who	$kind")
@@ -192,7 +198,7 @@ done
 echo "cloister bench ($([ $QUICK = 1 ] && echo quick || echo full)), work dir $WORK"
 if [ -n "${CLOISTER_BENCH_PLANT:-}" ]; then
 	echo "PLANT: ${CLOISTER_BENCH_PLANT%%|*}"
-	group PLANT user lat "$CLOISTER_BENCH_PLANT"
+	group PLANT user lat "${CLOISTER_BENCH_PLANT//@BIN@/$BIN}"
 fi
 echo "P1: Smithers' bwrap argv"
 group P1 user lat \
