@@ -185,26 +185,11 @@ int ns_hooks_lock_file(struct ns_child *c, cl_error *err)
 	return 0;
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 void ns_hooks_close_fds_except(int keep1, int keep2, int keep3)
 {
 	int keep[3] = {keep1, keep2, keep3};
-	unsigned from = 3;
 
-	/* Ascending keepers; each closes the gap below it. */
-	qsort(keep, 3, sizeof(int), cmp_int);
-	for (int k = 0; k < 3; k++) {
-		if (keep[k] < (int)from)
-			continue;
-		if ((unsigned)keep[k] > from)
-			syscall(SYS_close_range, from, (unsigned)keep[k] - 1, 0U);
-		from = (unsigned)keep[k] + 1;
-	}
-	syscall(SYS_close_range, from, ~0U, 0U);
+	cl_close_fds_except(keep, 3);
 }
 
 /* Points the PWD entry of the command's environment at dir. The command

@@ -262,10 +262,10 @@ static void probe_bounds(struct probe_result *r)
 	 * exemption of host root. */
 	if (getuid() == 0)
 		snprintf(tasks, sizeof(tasks), "tasks <= %d (RLIMIT_NPROC, counted per sandbox; "
-		         "not with --host-root)", CL_DEFAULT_NPROC);
+		         "not with --host-root)", (int)cl_policy_nproc_bound(CL_DEFAULT_NPROC));
 	else
 		snprintf(tasks, sizeof(tasks), "tasks <= %d (RLIMIT_NPROC, counted per sandbox)",
-		         CL_DEFAULT_NPROC);
+		         (int)cl_policy_nproc_bound(CL_DEFAULT_NPROC));
 	r->ok = true;
 	snprintf(r->detail, sizeof(r->detail), "%s; tmpfs /tmp %lluM, /dev/shm %lluM; output "
 	         "with --output-limit", tasks,

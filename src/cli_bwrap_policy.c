@@ -266,7 +266,7 @@ void cl_bwrap_hardening_apply(struct cl_bwrap *b, struct cl_bwrap_hardening *h)
 	p->limits.pids = stricter(p->limits.pids, h->pids);
 	/* The task count is bounded even where no cgroup can be made (as
 	 * cloister run does: RLIMIT_NPROC counts per user namespace). */
-	p->rlimit_nproc = stricter(p->rlimit_nproc, h->pids);
+	p->rlimit_nproc = cl_policy_nproc_bound(stricter(p->rlimit_nproc, h->pids));
 	p->timeout_ms = stricter(p->timeout_ms, h->timeout_ms);
 	p->output_limit = stricter(p->output_limit, h->output_limit);
 	if (h->seccomp_set && h->seccomp != CL_SC_UNCONFINED) {

@@ -421,8 +421,10 @@ static int finish(struct cl_policy *p, struct run_state *rs, cl_error *err)
 
 	if (p->network == CL_NET_HOST)
 		p->ns_flags &= ~CLONE_NEWNET;
-	/* Tasks are bounded even without a cgroup; --pids sets both. */
-	p->rlimit_nproc = p->limits.pids ? p->limits.pids : CL_DEFAULT_NPROC;
+	/* Tasks are bounded even without a cgroup; --pids sets both (the
+	 * cgroup's pids.max keeps the asked value, the rlimit stays under the
+	 * caller's hard limit). */
+	p->rlimit_nproc = cl_policy_nproc_bound(p->limits.pids ? p->limits.pids : CL_DEFAULT_NPROC);
 	/* The copied host name would leak which machine this is. */
 	if (!p->hostname && !(p->hostname = strdup("cloister")))
 		return cl_fail(err, ENOMEM, "setting the hostname");

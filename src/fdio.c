@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int cl_write_all(int fd, const void *buf, size_t len)
@@ -75,4 +76,26 @@ int cl_write_file_at(int dirfd, const char *path, const char *data)
 	rc = n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
 	close(fd);
 	return rc;
+}
+
+static int cmp_fd(const void *a, const void *b)
+{
+	return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+int cl_close_fds_except(int *keep, size_t n)
+{
+	unsigned from = 3;
+
+	/* Ascending keepers; each closes the gap below it. */
+	qsort(keep, n, sizeof(int), cmp_fd);
+	for (size_t k = 0; k < n; k++) {
+		if (keep[k] < (int)from)
+			continue;
+		if ((unsigned)keep[k] > from &&
+		    syscall(SYS_close_range, from, (unsigned)keep[k] - 1, 0U) < 0)
+			return -errno;
+		from = (unsigned)keep[k] + 1;
+	}
+	return syscall(SYS_close_range, from, ~0U, 0U) < 0 ? -errno : 0;
 }

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <unistd.h>
@@ -96,6 +97,20 @@ struct cl_mount *cl_policy_add_mount(struct cl_policy *p, enum cl_mount_kind kin
 
 /* RAM does not change while we parse: sysinfo() once, however many
  * --tmpfs there are. */
+/* Only ever lowers: a hard limit below the bound (limits.conf on hardened
+ * hosts) wins, as raising a hard limit needs CAP_SYS_RESOURCE in the parent
+ * namespace, and refusing to run there would be worse than bwrap, which
+ * leaves the limit alone. */
+uint64_t cl_policy_nproc_bound(uint64_t want)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NPROC, &r) == 0 && r.rlim_max != RLIM_INFINITY &&
+	    r.rlim_max < want)
+		return r.rlim_max;
+	return want;
+}
+
 uint64_t cl_policy_default_tmpfs_size(void)
 {
 	static uint64_t size;

@@ -198,6 +198,8 @@ struct cl_policy {
 /* The default size of a writable tmpfs: CL_DEFAULT_TMPFS_MAX, or a quarter
  * of the machine's RAM when that is less. */
 uint64_t cl_policy_default_tmpfs_size(void);
+/* WANT as the sandbox's RLIMIT_NPROC: at most the caller's hard limit. */
+uint64_t cl_policy_nproc_bound(uint64_t want);
 
 /* Fills p with `cloister run`'s deny-by-default profile (no mounts yet). */
 void cl_policy_init(struct cl_policy *p);

@@ -212,37 +212,113 @@ int sb_copy_tree(const char *src, int dst_fd, uint64_t *bytes, struct sb_error *
 	}
 }
 
+/* A directory of name in parent, for removal: opened without following a
+ * link, made searchable first when the caller owns it but may not
+ * (a sandbox made it 0500). NULL with errno; ENOTDIR: not a directory. */
+static DIR *open_for_removal(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* Ours (or, for root, anyone's): entries of a read-only dir go too. */
+	fchmod(fd, 0700);
+	if (!(d = fdopendir(fd)))
+		close(fd);
+	return d;
+}
+
+struct rm_level {
+	DIR *d;
+	char name[NAME_MAX + 1]; /* its name in the level above (or top) */
+};
+
+/* One subtree, iteratively: at most SB_RM_MAX_DEPTH directories open at
+ * once, whatever its depth. A directory found at the bound is renamed
+ * into top under a fresh name (*n_moved counts them, for the caller to
+ * remove next), which cuts the chain without following "..". */
+static int remove_one(int top, const char *name, unsigned *n_moved)
+{
+	struct rm_level *st = calloc(SB_RM_MAX_DEPTH, sizeof(*st));
+	int rc = 0, depth = 0;
+	struct dirent *de;
+
+	if (!st)
+		return -ENOMEM;
+	if (!(st[0].d = open_for_removal(top, name))) {
+		free(st);
+		return errno == ENOTDIR || errno == ENOENT ? 0 : -errno;
+	}
+	snprintf(st[0].name, sizeof(st[0].name), "%s", name);
+	while (depth >= 0) {
+		struct rm_level *cur = &st[depth];
+		int fd = dirfd(cur->d);
+
+		errno = 0;
+		if (!(de = readdir(cur->d))) {
+			int above = depth ? dirfd(st[depth - 1].d) : top;
+			if (errno && rc == 0)
+				rc = -errno;
+			/* After its entries, before the level above goes on. */
+			closedir(cur->d);
+			if (unlinkat(above, cur->name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
+				rc = -errno;
+			depth--;
+			continue;
+		}
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		if (errno != EISDIR && errno != EPERM) {
+			if (rc == 0)
+				rc = -errno;
+			continue;
+		}
+		if (depth + 1 == SB_RM_MAX_DEPTH) {
+			char moved[64];
+			snprintf(moved, sizeof(moved), ".cloister-rm-%ld-%u", (long)getpid(), *n_moved);
+			if (renameat(fd, de->d_name, top, moved) == 0)
+				(*n_moved)++;
+			else if (rc == 0)
+				rc = -errno;
+			continue;
+		}
+		if (!(st[depth + 1].d = open_for_removal(fd, de->d_name))) {
+			if (errno != ENOTDIR && errno != ENOENT && rc == 0)
+				rc = -errno;
+			continue;
+		}
+		snprintf(st[depth + 1].name, sizeof(st[depth + 1].name), "%s", de->d_name);
+		depth++;
+	}
+	free(st);
+	return rc;
+}
+
 int sb_remove_tree_at(int parent, const char *name)
 {
-	int fd, rc = 0;
-	DIR *d;
-	struct dirent *de;
+	unsigned n_moved = 0;
+	int rc;
 
 	if (unlinkat(parent, name, 0) == 0 || errno == ENOENT)
 		return 0;
 	if (errno != EISDIR && errno != EPERM)
 		return -errno;
-	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
-		fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOTDIR ? 0 : -errno;
-	/* Ours (or, for root, anyone's): entries of a read-only dir go too. */
-	fchmod(fd, 0700);
-	if (!(d = fdopendir(fd))) {
-		close(fd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+	rc = remove_one(parent, name, &n_moved);
+	/* The parts cut off at the depth bound, each a tree of its own (which
+	 * may cut off more: n_moved grows until the last is done). */
+	for (unsigned i = 0; i < n_moved; i++) {
+		char moved[64];
+		int r;
+		snprintf(moved, sizeof(moved), ".cloister-rm-%ld-%u", (long)getpid(), i);
+		r = remove_one(parent, moved, &n_moved);
 		if (r < 0 && rc == 0)
 			rc = r;
 	}
-	closedir(d);
-	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && rc == 0 && errno != ENOENT)
-		rc = -errno;
 	return rc;
 }
 

@@ -29,8 +29,13 @@ int sb_each_entry(int dfd, const char *dir_rel, enum sb_code code, const char *w
                   sb_entry_fn fn, void *ctx, struct sb_error *e);
 /* Removes the tree name in dirfd (no error if it does not exist), never
  * following a symlink; a directory the caller owns but cannot read or
- * search (a sandbox made it 0500) is made 0700 first. */
+ * search (a sandbox made it 0500) is made 0700 first. Iterative, with
+ * a bounded number of fds whatever the depth; 0 or -errno of the first
+ * failure (what could not go stays, and the caller must report it). */
 int sb_remove_tree_at(int dirfd, const char *name);
+/* Directories sb_remove_tree_at holds open at once: any depth is removed
+ * (deeper parts are moved up into dirfd and removed next). */
+#define SB_RM_MAX_DEPTH 64
 /* A directory stream of dirfd itself, on an open file description of its
  * own (its offset is not dirfd's); NULL with errno set. The caller
  * closedir()s it; dirfd stays open. */

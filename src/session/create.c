@@ -189,8 +189,10 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 	     : (cl_status_init(&st), ns_launch_session(p, ss_server_ops(srv), &st, &err));
 	if (rc < 0) {
 		if (!err.msg[0])
-			snprintf(err.msg, sizeof(err.msg), "out of memory");
-		snprintf(msg, sizeof(msg), "E%s", err.msg);
+			cl_fail(&err, ENOMEM, "%s", "setting up");
+		/* With the errno text: create prints the line as it comes. */
+		msg[0] = 'E';
+		cl_error_format(&err, msg + 1, sizeof(msg) - 1);
 		if (write(notify, msg, strlen(msg)) < 0) {
 			/* create is gone */
 		}

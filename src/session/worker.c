@@ -34,6 +34,7 @@
 #include "cgroups/cgroup.h"
 #include "ns/init.h"
 #include "ns/pty.h"
+#include "src/fdio.h"
 #include "src/sandbox/fsafe.h"
 #include "src/session/tree.h"
 #include "src/parse.h"
@@ -178,6 +179,8 @@ static void confine(struct job *j)
 	if (j->l->ns_fds[NS_SESS_CGROUP] >= 0 &&
 	    setns(j->l->ns_fds[NS_SESS_CGROUP], CLONE_NEWCGROUP) < 0)
 		child_fail(j, 125, errno, "%s", "joining the session's cgroup namespace");
+	if (j->l->ns_fds[NS_SESS_CGROUP] >= 0)
+		close(j->l->ns_fds[NS_SESS_CGROUP]);
 	if (take_identity(p) < 0)
 		child_fail(j, 125, errno, "%s", "taking the session's uid/gid");
 	if (p->rlimit_nproc && setrlimit(RLIMIT_NPROC, &rl) < 0)
@@ -428,12 +431,35 @@ _Noreturn static void do_get_tree(struct job *j)
 	_exit(0);
 }
 
+/* Closes every fd of the supervisor the child does not need: it is in
+ * the sandbox's pid namespace from the clone on, and what it holds (the
+ * cgroup directory, the namespace and runtime-dir fds, the listening
+ * socket) are host fds. Kept: 0..2 (replaced in arrange_fds), the
+ * request's fds, the error pipe, the pty socket, the v1 gate and the
+ * cgroup namespace (joined in confine, closed there). */
+static void keep_only_needed(struct job *j)
+{
+	int keep[SS_MAX_FDS + 5], n = 0;
+
+	for (size_t i = 0; i < j->r->n_fds; i++)
+		keep[n++] = j->r->fds[i];
+	keep[n++] = j->err_w;
+	keep[n++] = j->pty_w;
+	keep[n++] = j->gate_r;
+	keep[n++] = j->l->ns_fds[NS_SESS_CGROUP];
+	if (cl_close_fds_except(keep, (size_t)n) < 0)
+		child_fail(j, 125, errno, "%s", "closing the supervisor's fds");
+}
+
 _Noreturn static void child_main(struct job *j)
 {
 	const struct cl_policy *p = j->l->p;
 	const char *wd = j->r->workdir ? j->r->workdir : p->workdir ? p->workdir : "/";
 	char go;
 
+	/* First: nothing inside can take these, as the worker made us
+	 * non-dumpable (ss_worker_main), but none should exist here at all. */
+	keep_only_needed(j);
 	/* Die with the worker: it is what the client and `rm` wait on. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (j->gate_r >= 0 && read(j->gate_r, &go, 1) != 1)
@@ -564,7 +590,14 @@ _Noreturn void ss_worker_main(const struct ns_live *l, struct ss_req *r, int con
 		ss_reply_send(conn, 125, 0, "cloister: preparing the exec: %s", strerror(errno));
 		_exit(0);
 	}
-	if (join_namespaces(l) < 0) {
+	/* Before the namespaces and the clone: the child is in the sandbox's
+	 * pid namespace from its first instruction and holds our fds until
+	 * keep_only_needed. Non-dumpable is inherited by the clone, and its
+	 * mm stays owned by the host's user namespace until exec, so no
+	 * CAP_SYS_PTRACE inside lets a sandbox process ptrace it, take an fd
+	 * with pidfd_getfd or read its /proc/PID/fd. exec resets it, after
+	 * the fds are gone. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || join_namespaces(l) < 0) {
 		ss_reply_send(conn, 125, 0, "cloister: joining the session's namespaces: %s",
 		              strerror(errno));
 		_exit(0);

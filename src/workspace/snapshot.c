@@ -95,8 +95,12 @@ static void sweep(int sdir, bool verbose)
 		/* Locked: a live snapshot or removal is working on it. */
 		if (e < 0 || flock(e, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		if (sb_remove_tree_at(dirfd(d), de->d_name) == 0 && verbose)
+		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+		if (r == 0 && verbose)
 			printf("removed unfinished workspace snapshot %s\n", de->d_name);
+		else if (r < 0)
+			fprintf(stderr, "cloister: could not remove unfinished workspace snapshot %s: "
+			        "%s\n", de->d_name, strerror(-r));
 	}
 	closedir(d);
 }

@@ -480,8 +480,13 @@ void ws_run_cleanup(struct ws_run *w)
 	close_fd(&w->upper_fd);
 	close_fd(&w->work_fd);
 	/* Removed while still locked: gc never sees it half gone. */
-	if (w->parent_fd >= 0 && w->name[0] && !w->sticky)
-		sb_remove_tree_at(w->parent_fd, w->name);
+	if (w->parent_fd >= 0 && w->name[0] && !w->sticky) {
+		int r = sb_remove_tree_at(w->parent_fd, w->name);
+		/* Never silent: gc retries, but the user learns it stayed. */
+		if (r < 0)
+			fprintf(stderr, "cloister: could not remove workspace run %s: %s (cloister "
+			        "workspace gc retries)\n", w->name, strerror(-r));
+	}
 	close_fd(&w->run_fd);
 	w->name[0] = '\0';
 	close_fd(&w->parent_fd);
@@ -592,9 +597,13 @@ void ws_gc(void)
 				close(fd);
 			continue;
 		}
-		if (sb_remove_tree_at(dirfd(d), de->d_name) == 0)
+		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+		if (r == 0)
 			printf("removed %s workspace %s\n", run ? "abandoned" : kept ? "kept (failed capture)"
 			       : "idle sticky", sticky ? de->d_name + 7 : de->d_name);
+		else
+			fprintf(stderr, "cloister: could not remove workspace %s: %s\n", de->d_name,
+			        strerror(-r));
 		close(fd);
 	}
 	closedir(d);

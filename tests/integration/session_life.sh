@@ -140,6 +140,8 @@ t_create_refuses_and_leaves_nothing() {
 	assert_contains "$ERR" "native runtime only"
 	clr create --ro /nonexistent-src; assert_eq 125 "$RC" "setup failure"
 	assert_contains "$ERR" "creating the session"
+	# The cause travels with it (issue 35 item 6), as cloister run prints it.
+	assert_contains "$ERR" "/nonexistent-src: No such file or directory" "the errno text"
 	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR" 2>/dev/null)" "state left by failed creates"
 	mk --name dup
 	clr create --name dup; assert_eq 125 "$RC" "duplicate name"; assert_contains "$ERR" "exists already"

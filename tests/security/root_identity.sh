@@ -67,8 +67,21 @@ t_unidmappable_rw_bind_fails_clearly() {
 	mount -t overlay overlay -o "lowerdir=$T_TMP/l,upperdir=$T_TMP/u,workdir=$T_TMP/w" "$T_TMP/m" ||
 		fail "cannot mount an overlay to test with"
 	chmod 700 "$T_TMP/m"
+	# The control: can this host's kernel idmap a mount of this overlay?
+	local ns host; unshare -Ur sleep 30 & ns=$!
+	sleep 0.2
+	host=$(python3 "$TOP/tests/helpers/idmappable.py" "$T_TMP/m" "$ns")
+	kill "$ns"; wait "$ns" 2>/dev/null
+	note "host: overlay $host"
 	clr run "$SC" --rw "$T_TMP/m" -- sh -c "echo ran; echo x > $T_TMP/m/f"
 	local rc1=$RC err1=$ERR out1=$OUT
+	if [ "$host" = idmappable ]; then
+		umount "$T_TMP/m"
+		assert_eq 0 "$rc1" "--rw on an idmappable overlay ($err1)"
+		assert_eq ran "$out1" "the command ran"
+		return
+	fi
+	[[ "$host" == "not idmappable: "* ]] || fail "idmap control: $host"
 	clr run "$SC" --host-root --rw "$T_TMP/m" -- sh -c "echo x > $T_TMP/m/f"
 	local rc2=$RC err2=$ERR owner; owner=$(stat -c %u "$T_TMP/m/f" 2>/dev/null)
 	umount "$T_TMP/m"
