@@ -215,8 +215,10 @@ demo:
 
 # `make check-build`: everything make check and check-asan run, built
 # once (.ci/run times it as its own stage; both checks then find it current).
+# The bench programs are in it: tests/integration/bench_harness.sh runs
+# bench/run.sh, as root and as the test user, on a copy of build/.
 check-build: deps
-	+@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
+	+@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN) $(BENCH_BIN)
 	+@$(ASAN_MAKE) build-asan/cloister $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
 
 # `make check SUITES=REGEX`: only the suites (and unit tests) whose path

@@ -86,6 +86,10 @@ user_pass_start() {
 	USER_COPY=$copy
 	mkdir -p "$copy/build"
 	cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
+	# The bench programs, for tests/integration/bench_harness.sh.
+	[ -d build/bench ] && mkdir -p "$copy/build/bench" &&
+		cp -a build/bench/floor build/bench/par build/bench/tstamp build/bench/getppid \
+			build/bench/blast "$copy/build/bench/" 2>/dev/null
 	[ -x build-asan/cloister ] && mkdir -p "$copy/build-asan" &&
 		cp -a build-asan/cloister "$copy/build-asan/"
 	if [ "$UB" != build ]; then
