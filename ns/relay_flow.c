@@ -212,7 +212,7 @@ static int retry_arm(struct ns_relay *r)
 			return -1;
 		}
 	}
-	/* An absolute time of 0 would disarm: a due retry fires at once. */
+	/* first == 0 (none waits) disarms; a time already past fires at once. */
 	its.it_value.tv_sec = (time_t)(first / 1000000000ULL);
 	its.it_value.tv_nsec = (long)(first % 1000000000ULL);
 	return timerfd_settime(r->retry.fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
