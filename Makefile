@@ -73,7 +73,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick install clean
+.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick bench-record install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -215,8 +215,10 @@ demo:
 
 # `make check-build`: everything make check and check-asan run, built
 # once (.ci/run times it as its own stage; both checks then find it current).
+# The bench programs are in it: tests/integration/bench_harness.sh runs
+# bench/run.sh, as root and as the test user, on a copy of build/.
 check-build: deps
-	+@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN)
+	+@$(SUBMAKE) all $(UNIT_BIN) $(HELPER_BIN) $(PRELOAD_BIN) $(BENCH_BIN)
 	+@$(ASAN_MAKE) build-asan/cloister $(UNIT_SRC:tests/unit/%.c=build-asan/tests/%)
 
 # `make check SUITES=REGEX`: only the suites (and unit tests) whose path
@@ -246,6 +248,10 @@ bench-quick:
 	@./tests/deps.sh install --bench
 	@$(SUBMAKE) all $(BENCH_BIN)
 	@./bench/run.sh --quick
+
+# Writes the last full report into the committed files, on purpose.
+bench-record:
+	@./bench/record.sh
 
 install: $(B)/cloister
 	install -D -m 0755 $(B)/cloister $(DESTDIR)$(PREFIX)/bin/cloister

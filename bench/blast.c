@@ -34,6 +34,10 @@ static int listen_on(int port)
 		perror("blast: listen");
 		exit(1);
 	}
+	/* The readiness line bench/relay.sh waits for before it starts the
+	 * client: printed only once listen() has returned. */
+	printf("listening %d\n", port);
+	fflush(stdout);
 	return fd;
 }
 

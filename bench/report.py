@@ -56,6 +56,9 @@ with open(os.path.join(out_dir, "rows.tsv")) as fh:
         row = {"group": g, "id": rid, "label": label, "as": who, "kind": kind}
         if status == "na":
             row.update(status="n/a", reason=data)
+        elif status == "timeout":
+            # Past its deadline: the command and what it printed.
+            row.update(status="timeout", reason=data)
         elif kind.startswith("value:"):
             xs = [float(x) for x in data.split()]
             row.update(status="ok", unit=kind.split(":", 1)[1], samples=xs,
@@ -115,7 +118,8 @@ with open(os.path.join(out_dir, "compare.tsv")) as fh:
                 c["value"], c["unit"] = ra["median"] - rb["median"], "ms"
         if c["value"] is None:
             miss = [x for x in (ra, rb) if x is not None and x["status"] != "ok"]
-            c["reason"] = "; ".join(x["id"] + " n/a" for x in miss) or "row missing"
+            c["reason"] = "; ".join(x["id"] + (" timeout" if x["status"] == "timeout" else " n/a")
+                                    for x in miss) or "row missing"
         c["met"] = check(c["value"], target)
         comps.append(c)
 
@@ -175,7 +179,8 @@ md.append("| row | what runs | as | median | p90 | min | × base | base |")
 md.append("|---|---|---|---|---|---|---|---|")
 for r in rows:
     if r["status"] != "ok":
-        md.append(f"| {r['id']} | {r['label']} | {r['as']} | n/a | n/a | n/a | n/a | "
+        st = "timeout" if r["status"] == "timeout" else "n/a"
+        md.append(f"| {r['id']} | {r['label']} | {r['as']} | {st} | n/a | n/a | n/a | "
                   f"{r['reason'].replace('|', '/')} |")
         continue
     med = fmt(r, "median")

@@ -1,7 +1,7 @@
 #!/bin/bash
 # `make bench`: cloister side by side with the raw floor, Debian's bwrap and
-# /bin/true, in one run. Writes bench/results/latest.{md,json,svg}
-# (--quick: quick.{md,json,svg}, fewer rounds and runs).
+# /bin/true, in one run. Writes build/bench/results/latest.{md,json,svg}
+# (--quick: quick.{md,json,svg}, fewer rounds and runs); nothing tracked.
 #   bench/run.sh [--quick]
 # Rows whose feature is not built (the probe run fails) print "n/a" with the
 # probe's own error; nothing is ever estimated. As root, unprivileged rows run
@@ -28,7 +28,15 @@ TEST_USER=${CLOISTER_TEST_USER:-cloister-test}
 for t in hyperfine gnuplot python3 bwrap; do
 	command -v $t >/dev/null || { echo "bench: $t missing; run ./tests/deps.sh install --bench" >&2; exit 1; }
 done
-make -s all build/bench/floor build/bench/par build/bench/getppid build/bench/blast || exit 1
+# Built here in a source tree; a copy of build/ without one (the test
+# user's pass of tests/run.sh) must already hold them.
+PROGS="build/bench/floor build/bench/par build/bench/getppid build/bench/blast"
+if [ -f Makefile ]; then
+	make -s all $PROGS || exit 1
+fi
+for f in build/cloister $PROGS; do
+	[ -x "$f" ] || { echo "bench: $TOP/$f missing: build it in the source tree (make check-build)" >&2; exit 1; }
+done
 
 # A world-readable copy so the unprivileged user runs the very same bits.
 WORK=$(mktemp -d /tmp/cloister-bench.XXXXXX)
@@ -43,7 +51,29 @@ ROWS=$OUT/rows.tsv CMPS=$OUT/compare.tsv
 CL=$BIN/cloister
 
 IS_ROOT=0; [ "$(id -u)" = 0 ] && IS_ROOT=1
-HAVE_USER=0; id "$TEST_USER" >/dev/null 2>&1 && HAVE_USER=1
+HAVE_USER=0
+if [ $IS_ROOT = 1 ]; then
+	# The same helper tests/run.sh and .ci/run use; said once.
+	if made=$("$TOP/tests/test_user.sh" "$TEST_USER" 2>"$OUT/user.err"); then
+		HAVE_USER=1
+		echo "bench: unprivileged rows run as ${TEST_USER}${made:+ ($made)}"
+	else
+		echo "bench: unprivileged rows are n/a: $(head -1 "$OUT/user.err")"
+	fi
+else
+	echo "bench: not root: the root rows (P2 root, P4, docker) are left out, reported n/a \"needs root\""
+fi
+# Deadlines. A probe (one run) has CMD_S seconds; a hyperfine call has
+# CMD_S per run of each of its commands (warm-ups included) plus GROUP_S;
+# a relay sample has SAMPLE_S. A row past its deadline is reported
+# "timeout" with its command and what it printed, and the bench goes on.
+CMD_S=${CLOISTER_BENCH_CMD_S:-30}
+GROUP_S=${CLOISTER_BENCH_GROUP_S:-60}
+TIMEOUTS=0
+# CLOISTER_BENCH_ONLY=G1,G2 runs those groups only (tests/integration/
+# bench_harness.sh); CLOISTER_BENCH_PLANT="id|label|command" adds a group
+# PLANT with that one row.
+want() { [ -z "${CLOISTER_BENCH_ONLY:-}" ] || [[ ",$CLOISTER_BENCH_ONLY," == *",$1,"* ]]; }
 as_who() {  # who cmd...: run as "user" (unprivileged) or "root"
 	local who=$1; shift
 	if [ "$who" = user ] && [ $IS_ROOT = 1 ]; then
@@ -64,12 +94,14 @@ who_missing() {
 # nothing when it worked. This is how unbuilt features become "n/a".
 probe() {  # who command-line
 	local who=$1 cmd=$2 err rc
-	err=$(as_who "$who" timeout 30 $cmd 2>&1 >/dev/null); rc=$?
+	err=$(as_who "$who" timeout -k 5 "$CMD_S" $cmd 2>&1 >/dev/null); rc=$?
 	[ $rc = 0 ] && return 0
+	[ $rc = 124 ] || [ $rc = 137 ] && err="timeout after ${CMD_S}s (probe): $err"
 	err=$(printf '%s\n' "$err" | grep -m1 . | tr '\t' ' ' | cut -c1-140)
 	echo "exit $rc: ${err:-no message}"
 }
 compare() {  # label idA idB kind(ratio|rate|diff) target
+	want "${1%% *}" || return 0
 	printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$CMPS"
 }
 
@@ -82,23 +114,34 @@ compare() {  # label idA idB kind(ratio|rate|diff) target
 group() {
 	local g=$1 who=$2 kind=$3; shift 3
 	local -a args=()
-	local e id label cmd why miss runs=$RUNS warm=$WARM
+	local e id label cmd why miss runs=$RUNS warm=$WARM dl rc
+	local -a okrows=() okcmds=()
+	local k
+	want "$g" || return 0
 	[ "${kind%%:*}" = batch ] && runs=$PAR_RUNS warm=1
 	miss=$(who_missing "$who")
 	for e in "$@"; do
 		IFS='|' read -r id label cmd <<<"$e"
 		why=$miss
 		[ -z "$why" ] && why=$(probe "$who" "$cmd")
-		if [ -n "$why" ]; then
+		if [ -n "${why##*timeout after*}" ]; then
 			printf '%s\t%s.%s\t%s\t%s\t%s\tna\t%s\n' "$g" "$id" "$who" "$label" "$who" "$kind" "$why" >>"$ROWS"
 			echo "  n/a  [$who] $label: $why"
 			continue
+		elif [ -n "$why" ]; then
+			# The probe itself ran past CMD_S: the row is a timeout.
+			TIMEOUTS=$((TIMEOUTS + 1))
+			printf '%s\t%s.%s\t%s\t%s\t%s\ttimeout\t%s: %s\n' "$g" "$id" "$who" "$label" "$who" "$kind" "$cmd" "$why" >>"$ROWS"
+			echo "  TIMEOUT [$who] $label: $cmd: $why"
+			continue
 		fi
-		printf '%s\t%s.%s\t%s\t%s\t%s\tok\t%s\n' "$g" "$id" "$who" "$label" "$who" "$kind" "$cmd" >>"$ROWS"
+		okrows+=("$g	$id.$who	$label	$who	$kind")
+		okcmds+=("$cmd")
 		args+=(-n "$id.$who" "$cmd")
 	done
 	[ ${#args[@]} = 0 ] && return 0
-	echo "  timing [$who] $g: $(( ${#args[@]} / 2 )) command(s) x $ROUNDS round(s) x $runs runs"
+	dl=$(( ${#args[@]} / 3 * (runs + warm) * CMD_S + GROUP_S ))
+	echo "  timing [$who] $g: $(( ${#args[@]} / 3 )) command(s) x $ROUNDS round(s) x $runs runs (deadline ${dl}s a round)"
 	local -a rev=()
 	for ((i = ${#args[@]} - 3; i >= 0; i -= 3)); do rev+=("${args[@]:i:3}"); done
 	for r in $(seq "$ROUNDS"); do
@@ -106,12 +149,31 @@ group() {
 		# the machine does not favour the rows that come first.
 		local -a order=("${args[@]}")
 		[ $((r % 2)) = 0 ] && order=("${rev[@]}")
-		as_who "$who" hyperfine -N --style none --warmup "$warm" --runs "$runs" \
-			"${HF_X[@]}" --export-json "$OUT/$g.$who.r$r.json" "${order[@]}" >/dev/null 2>"$OUT/$g.$who.r$r.err" ||
-			{ echo "  hyperfine failed for $g ($who):"; tail -3 "$OUT/$g.$who.r$r.err"; }
+		as_who "$who" timeout -k 5 "$dl" hyperfine -N --style none --warmup "$warm" --runs "$runs" \
+			"${HF_X[@]}" --export-json "$OUT/$g.$who.r$r.json" "${order[@]}" >"$OUT/$g.$who.r$r.out" 2>"$OUT/$g.$who.r$r.err"
+		rc=$?
+		if [ $rc = 124 ] || [ $rc = 137 ]; then
+			# hyperfine was killed: no JSON for this round, and the rows
+			# are reported timeout (other rounds' samples are dropped).
+			TIMEOUTS=$((TIMEOUTS + 1))
+			rm -f "$OUT/$g.$who".r*.json
+			why="timeout after ${dl}s: $(cat "$OUT/$g.$who.r$r.out" "$OUT/$g.$who.r$r.err" | grep -v '^ *$' | tail -2 | tr '\t\n' '  ' | cut -c1-200)"
+			echo "  TIMEOUT [$who] $g after ${dl}s; commands:"
+			for k in "${!okrows[@]}"; do
+				echo "    $(cut -f2 <<<"${okrows[k]}"): ${okcmds[k]}"
+				printf '%s\ttimeout\t%s: %s\n' "${okrows[k]}" "${okcmds[k]}" "$why" >>"$ROWS"
+			done
+			echo "    output: ${why#*: }"
+			return 0
+		fi
+		[ $rc = 0 ] || { echo "  hyperfine failed for $g ($who):"; tail -3 "$OUT/$g.$who.r$r.err"; }
+	done
+	for k in "${!okrows[@]}"; do
+		printf '%s\tok\t%s\n' "${okrows[k]}" "${okcmds[k]}" >>"$ROWS"
 	done
 }
 na_row() {  # group id who label reason
+	want "$1" || return 0
 	printf '%s\t%s.%s\t%s\t%s\tlat\tna\t%s\n' "$1" "$2" "$3" "$4" "$3" "$5" >>"$ROWS"
 	echo "  n/a  [$3] $4: $5"
 }
@@ -142,6 +204,10 @@ for who in user root; do
 done
 
 echo "cloister bench ($([ $QUICK = 1 ] && echo quick || echo full)), work dir $WORK"
+if [ -n "${CLOISTER_BENCH_PLANT:-}" ]; then
+	echo "PLANT: ${CLOISTER_BENCH_PLANT%%|*}"
+	group PLANT user lat "${CLOISTER_BENCH_PLANT//@BIN@/$BIN}"
+fi
 echo "P1: Smithers' bwrap argv"
 group P1 user lat \
 	"p1.bwrap|Debian bwrap, Smithers' argv + sh -lc /bin/true|bwrap $SMITHERS" \
@@ -176,6 +242,7 @@ echo "S1: exec into a running session"
 . "$TOP/bench/session.sh"
 session_rows
 
+if want P4; then
 echo "P4: resident overhead while the command sleeps"
 if [ -n "$(who_missing root)" ]; then
 	for r in cloister bwrap floor; do na_row P4 p4.$r root "$r" "needs root (cloister's init is non-dumpable, so P4 runs as root)"; done
@@ -188,6 +255,8 @@ else
 	compare "P4 cloister resident (supervisor + init)" p4.cloister.root "" value "≤ 1024 KiB"
 fi
 
+fi
+if want P5; then
 echo "P5: seccomp"
 DOCKER_PROFILE=$TOP/tests/fixtures/docker-default-seccomp.json
 [ -f "$DOCKER_PROFILE" ] || DOCKER_PROFILE=/work/shared/fixtures/docker-default-seccomp.json
@@ -206,6 +275,8 @@ compare "P5 default / unconfined launch" p5.default.user p5.unconfined.user rati
 compare "P5 getppid loop default / unconfined" p5.ppidd.user p5.ppidu.user ratio "≤ 1.3×"
 compare "P5 Docker profile JSON / precompiled BPF" p5.docker.user p5.dockerbpf.user ratio "report"
 
+fi
+if want P6; then
 echo "P6: workspace diff"
 # One tree of 20,000 files, 200 changes made in the timed command itself
 # (cloister: inside the sandbox's overlay; git: in a committed copy, reset
@@ -230,6 +301,7 @@ else
 	compare "P6 diff apply, 200 patches (ms)" p6.apply.user "" value "report"
 fi
 
+fi
 echo "Network"
 group NET user lat \
 	"net.host|cloister run --network host$SCL|$CL run $SC --network host -- /bin/true" \
@@ -239,17 +311,20 @@ group NET user lat \
 compare "NET none / host launch (cloister)" net.none.user net.host.user ratio "report"
 compare "NET new netns costs (cloister, ms)" net.none.user net.host.user diff "report"
 compare "NET new netns costs (floor, ms)" net.floor.user net.floorshare.user diff "report"
+if want NET; then
 why=$(probe user "$CL run $SC --publish 127.0.0.1:18080:80 -- /bin/true")
 if [ -n "$why" ]; then
 	na_row NET net.publish user "--publish relay throughput vs direct loopback (1 GiB)" "$why"
 else
 	# 1 GiB per transfer (quick: 256 MiB), 200 connections for setup latency.
 	as_who user "$BIN/relay.sh" $([ $QUICK = 1 ] && echo "1 268435456 50" || echo "3 1073741824 200") \
-		"$CL" "$BIN/blast" >>"$ROWS"
+		"$CL" "$BIN/blast" "$OUT/relay" >>"$ROWS" 2>"$OUT/relay.err"
 	compare "NET --publish throughput / direct loopback" relay.publish.user relay.direct.user ratio "≥ 0.5×"
 	compare "NET --publish connection setup / direct" relay.latrelay.user relay.latdirect.user ratio "report"
 fi
 
+fi
+if want DOCKER; then
 echo "docker (context)"
 if timeout 5 docker info >/dev/null 2>&1; then
 	group DOCKER root lat "docker.run|docker run --rm, same limits, busybox true|docker run --rm --network none --memory 256m --cpus 1 --pids-limit 256 busybox true"
@@ -257,26 +332,29 @@ else
 	na_row DOCKER docker.run root "docker run --rm ... true" "no docker daemon answers on this host"
 fi
 
-# A quick run must not overwrite the published full results.
+fi
+# The report goes under the build directory, so a run leaves the checkout
+# clean; `make bench-record` (bench/record.sh) copies a full run into the
+# committed bench/results/ and docs/performance.md on purpose.
 NAME=latest MODE=full
 [ $QUICK = 1 ] && NAME=quick MODE=quick
-mkdir -p bench/results
-python3 bench/report.py "$OUT" bench/results/$NAME $MODE || exit 1
-gnuplot bench/results/$NAME.gp 2>"$OUT/gnuplot.err" || { cat "$OUT/gnuplot.err"; exit 1; }
-rm -f bench/results/$NAME.gp bench/results/$NAME.dat
-# A full run also refreshes the table quoted in docs/performance.md.
-if [ $QUICK = 0 ] && [ -f docs/performance.md ]; then
-	python3 - docs/performance.md bench/results/latest.md <<'PY'
-import re, sys
-doc, table = sys.argv[1], open(sys.argv[2]).read()
-s = open(doc).read()
-a, b = "<!-- bench:latest:begin -->", "<!-- bench:latest:end -->"
-if a in s and b in s:
-    table = table.replace("](latest.svg)", "](../bench/results/latest.svg)")
-    table = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", table, flags=re.M)
-    s = s[:s.index(a) + len(a)] + "\n" + table.strip() + "\n" + s[s.index(b):]
-    open(doc, "w").write(s)
-PY
+RES=${CLOISTER_BENCH_RESULTS:-$TOP/build/bench/results}
+mkdir -p "$RES"
+python3 bench/report.py "$OUT" "$RES/$NAME" $MODE || exit 1
+# No plottable row (all n/a or timeout) is no reason to lose the report.
+gnuplot "$RES/$NAME.gp" 2>"$OUT/gnuplot.err" || { echo "bench: no plot: $(grep -m1 . "$OUT/gnuplot.err")"; : >"$RES/$NAME.svg"; }
+rm -f "$RES/$NAME.gp" "$RES/$NAME.dat"
+cat "$RES/$NAME.md"
+echo "wrote $RES/$NAME.md $NAME.json $NAME.svg (make bench-record copies a full run into bench/results/)"
+# Nothing may outlive the bench: no process running the copied binaries,
+# no mount under the work dir. Checked after the report is written, and
+# named if found.
+LEFT=0
+sleep 1   # a killed sandbox's supervisor reaps its init; give it a moment
+if pids=$(pgrep -f "$WORK/" | grep -vx "$$"); then
+	echo "bench: processes left behind:"; ps -o pid=,args= -p "$(echo $pids | tr ' ' ,)"; LEFT=1
 fi
-cat bench/results/$NAME.md
-echo "wrote bench/results/$NAME.md $NAME.json $NAME.svg"
+if grep -F "$WORK" /proc/self/mountinfo; then echo "bench: mounts left behind (above)"; LEFT=1; fi
+[ -s "$OUT/relay.err" ] && { echo "bench: relay samples that failed:"; cat "$OUT/relay.err"; }
+[ $TIMEOUTS = 0 ] || echo "bench: $TIMEOUTS group(s) timed out (reported timeout in the table)"
+[ $TIMEOUTS = 0 ] && [ $LEFT = 0 ] && ! grep -q timeout "$OUT/relay.err" 2>/dev/null

@@ -4,6 +4,7 @@
 # call. The session is created before the timing and removed after it.
 session_rows() {
 	local who=user sid why
+	want S1 || return 0
 	why=$(who_missing $who)
 	[ -z "$why" ] && { sid=$(as_who $who "$CL" create --idle-timeout 900 2>"$OUT/s1.err") ||
 		why="cloister create failed: $(head -1 "$OUT/s1.err")"; }

@@ -218,7 +218,7 @@ static void supervise(struct supervision *s)
 			case NS_EV_SIGNAL: on_signal(s); break;
 			case NS_EV_TIMER: on_timeout(s); break;
 			case NS_EV_PUB_TCP: case NS_EV_PUB_UDP: case NS_EV_FWD_LISTEN:
-			case NS_EV_CONN: case NS_EV_UDP_PEER:
+			case NS_EV_CONN: case NS_EV_UDP_PEER: case NS_EV_PUB_RETRY:
 				ns_relay_event(s->relay, ev, evs[i].events);
 				break;
 			case NS_EV_OUTPUT: ns_output_event(s->output, ev); break;

@@ -119,6 +119,7 @@ int ns_relay_open(const struct cl_policy *p, int epfd, struct ns_relay **out, cl
 	r->p = p;
 	r->epfd = epfd;
 	r->sync_fd = -1;
+	r->retry = (struct ns_ev){.kind = NS_EV_PUB_RETRY, .fd = -1, .owner = r};
 	r->pubs = calloc(p->n_ports + 1, sizeof(*r->pubs));
 	r->fwds = calloc(p->n_forwards + 1, sizeof(*r->fwds));
 	if (!r->pubs || !r->fwds)
@@ -193,6 +194,9 @@ void ns_relay_event(struct ns_relay *r, struct ns_ev *ev, uint32_t events)
 	case NS_EV_UDP_PEER:
 		rl_udp_from_inside(r, ev->owner);
 		break;
+	case NS_EV_PUB_RETRY:
+		rl_retry_due(r);
+		break;
 	default:
 		break;
 	}
@@ -210,6 +214,7 @@ void ns_relay_close(struct ns_relay *r)
 		return;
 	rl_flows_close(r);
 	rl_flows_reap(r);
+	rl_close_watched(r, r->retry.fd);
 	for (size_t i = 0; r->pubs && i < r->p->n_ports; i++)
 		rl_close_watched(r, r->pubs[i].ev.fd);
 	for (size_t i = 0; r->fwds && i < r->p->n_forwards; i++)

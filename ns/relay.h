@@ -15,7 +15,7 @@
 enum ns_ev_kind {
 	NS_EV_PIDFD = 1, NS_EV_SYNC, NS_EV_SIGNAL, NS_EV_TIMER,   /* ns/launch.c */
 	NS_EV_PUB_TCP, NS_EV_PUB_UDP, NS_EV_FWD_LISTEN,            /* relay listeners */
-	NS_EV_CONN, NS_EV_UDP_PEER,                                /* relay flows */
+	NS_EV_CONN, NS_EV_UDP_PEER, NS_EV_PUB_RETRY,               /* relay flows */
 	NS_EV_OUTPUT,                                              /* ns/output.c */
 	NS_EV_PTY,                                                 /* ns/pty.c */
 	NS_EV_SESSION,                                             /* src/session/ */

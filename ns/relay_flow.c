@@ -1,16 +1,20 @@
 /* Relay flows: one TCP connection = two sockets and two pipes moved with
  * splice (zero copy), half-close propagated with shutdown; one UDP peer =
  * a connected socket inside. Edge-triggered: every event pumps both ways
- * until EAGAIN. */
+ * until EAGAIN. A --publish connection refused inside is retried until
+ * its publish-wait deadline, then the client is reset. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ns/relay_flow.h"
@@ -19,6 +23,10 @@
 #define MAX_PEERS 256
 #define PIPE_BYTES (256 * 1024)
 #define UDP_MAX 65536
+/* Refused inward connects are retried after 10 ms, doubling up to 100 ms:
+ * a service that is starting is reached within 100 ms of listening. */
+#define RETRY_FIRST_NS 10000000ULL
+#define RETRY_MAX_NS 100000000ULL
 
 struct half {              /* one direction: from -> pipe -> to */
 	int pipe[2];
@@ -35,6 +43,11 @@ struct rl_conn {
 	bool pending;              /* waiting for init's socket */
 	bool unsent;               /* request not sent yet: init's queue was full */
 	bool dead;                 /* closed; freed at the end of the batch */
+	bool started;              /* pipes made and a watched (conn_start) */
+	bool publish;              /* --publish: a refused connect is retried */
+	bool waiting;              /* refused: b closed until retry_at */
+	unsigned tries;
+	uint64_t deadline, retry_at;   /* CLOCK_MONOTONIC ns */
 	uint16_t inside_port;
 	uint32_t id;
 	struct rl_conn *next;
@@ -144,17 +157,116 @@ static int open_pipe(struct half *h)
 	return 0;
 }
 
-/* Both ends known: make pipes and watch both sockets. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Closes the client's end with an RST: what a refused connect would have
+ * told it, had the relay not accepted first. */
+static void conn_reset(struct ns_relay *r, struct rl_conn *c)
+{
+	struct linger lg = {.l_onoff = 1, .l_linger = 0};
+
+	setsockopt(c->a, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	conn_free(r, c);
+}
+
+/* Both ends known: make pipes and watch both sockets. After a retry only
+ * the new inside socket is new: a and the pipes stay as they were. */
 static int conn_start(struct ns_relay *r, struct rl_conn *c)
 {
 	const uint32_t ev = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 
 	c->ev_b = (struct ns_ev){.kind = NS_EV_CONN, .fd = c->b, .owner = c};
-	if (open_pipe(&c->ab) < 0 || open_pipe(&c->ba) < 0)
-		return -1;
-	if (rl_watch(r, &c->ev_a, ev) < 0 || rl_watch(r, &c->ev_b, ev) < 0)
-		return -1;
-	return 0;
+	if (!c->started) {
+		if (open_pipe(&c->ab) < 0 || open_pipe(&c->ba) < 0 || rl_watch(r, &c->ev_a, ev) < 0)
+			return -1;
+		c->started = true;
+	}
+	return rl_watch(r, &c->ev_b, ev);
+}
+
+/* Arms the retry timer for the earliest waiting connection, or disarms
+ * it when none waits. The timerfd is made on first use. */
+static int retry_arm(struct ns_relay *r)
+{
+	struct itimerspec its = {0};
+	uint64_t first = 0;
+
+	for (struct rl_conn *c = r->conns; c; c = c->next)
+		if (c->waiting && (!first || c->retry_at < first))
+			first = c->retry_at;
+	if (r->retry.fd < 0) {
+		if (!first)
+			return 0;
+		r->retry.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (r->retry.fd < 0)
+			return -errno;
+		if (rl_watch(r, &r->retry, EPOLLIN) < 0) {
+			close(r->retry.fd);
+			r->retry.fd = -1;
+			return -1;
+		}
+	}
+	/* first == 0 (none waits) disarms; a time already past fires at once. */
+	its.it_value.tv_sec = (time_t)(first / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(first % 1000000000ULL);
+	return timerfd_settime(r->retry.fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* The inside port refused c: nothing listens there (yet). A --publish
+ * connection still within its deadline drops the inside socket and
+ * tries again later; anything else resets the client. */
+static void conn_refused(struct ns_relay *r, struct rl_conn *c)
+{
+	uint64_t now = now_ns(), delay;
+
+	if (!c->publish || now >= c->deadline) {
+		conn_reset(r, c);
+		return;
+	}
+	rl_close_watched(r, c->b);
+	c->b = -1;
+	c->connecting = false;
+	c->waiting = true;
+	delay = c->tries >= 4 ? RETRY_MAX_NS : RETRY_FIRST_NS << c->tries;
+	if (delay > RETRY_MAX_NS)
+		delay = RETRY_MAX_NS;
+	c->tries++;
+	/* The last try is at the deadline itself, so the client is reset no
+	 * later than the bound it was given. */
+	c->retry_at = now + delay < c->deadline ? now + delay : c->deadline;
+	if (retry_arm(r) < 0)
+		conn_reset(r, c);
+}
+
+void rl_retry_due(struct ns_relay *r)
+{
+	uint64_t expirations, now = now_ns();
+	struct rl_conn *c, *next;
+
+	/* Drained before the scan: a wake-up with nothing due is harmless. */
+	if (read(r->retry.fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return;
+	for (c = r->conns; c; c = next) {
+		next = c->next;   /* conn_reset unlinks c, never its successor */
+		if (!c->waiting || c->retry_at > now)
+			continue;
+		c->waiting = false;
+		c->pending = true;
+		if (ask(r, SOCK_STREAM, c->id, &c->unsent) < 0)
+			conn_reset(r, c);
+	}
+	if (retry_arm(r) < 0)
+		for (c = r->conns; c; c = next) {
+			next = c->next;
+			if (c->waiting)
+				conn_reset(r, c);
+		}
 }
 
 /* Moves bytes from -> to through h until one side would block.
@@ -190,18 +302,41 @@ static int pump(int from, int to, struct half *h)
 	}
 }
 
+/* Where c->b's connect stands: 1 connected, 0 still in progress, or the
+ * negative errno it failed with. An event on the client's side can come
+ * before the connect is done, and a pending connect has no error yet. */
+static int connect_state(int fd)
+{
+	struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+	int e = 0;
+	socklen_t el = sizeof(e);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
+		return -errno;
+	if (e)
+		return -e;
+	if (poll(&pfd, 1, 0) < 0)
+		return -errno;
+	return (pfd.revents & POLLOUT) ? 1 : 0;
+}
+
 void rl_conn_event(struct ns_relay *r, struct rl_conn *c, uint32_t events)
 {
-	if (c->dead)
+	/* No inside socket (waiting for a retry or for init's reply): the
+	 * client's bytes wait in its socket until there is one. */
+	if (c->dead || c->b < 0)
 		return;
 	if (c->connecting) {
-		int e = 0;
-		socklen_t el = sizeof(e);
-		if (getsockopt(c->b, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || (e && e != EINPROGRESS)) {
+		int st = connect_state(c->b);
+		if (st == -ECONNREFUSED) {
+			conn_refused(r, c);
+			return;
+		}
+		if (st < 0) {
 			conn_free(r, c);
 			return;
 		}
-		if (e == EINPROGRESS)
+		if (st == 0)
 			return;
 		c->connecting = false;
 	}
@@ -217,7 +352,11 @@ void rl_conn_event(struct ns_relay *r, struct rl_conn *c, uint32_t events)
 static void conn_dial(struct ns_relay *r, struct rl_conn *c, const struct sockaddr *sa, socklen_t len)
 {
 	if (connect(c->b, sa, len) < 0 && errno != EINPROGRESS) {
-		conn_free(r, c);
+		/* Loopback refuses at once, without EINPROGRESS. */
+		if (errno == ECONNREFUSED)
+			conn_refused(r, c);
+		else
+			conn_free(r, c);
 		return;
 	}
 	c->connecting = true;
@@ -234,6 +373,8 @@ void rl_accept_publish(struct ns_relay *r, struct rl_listener *l)
 		if (!c)
 			continue;
 		c->pending = true;
+		c->publish = true;
+		c->deadline = now_ns() + (uint64_t)r->p->publish_wait_ms * 1000000ULL;
 		c->inside_port = r->p->ports[l->index].sandbox_port;
 		/* The inside end must be made by init, inside the netns. */
 		if (ask(r, SOCK_STREAM, c->id, &c->unsent) < 0)

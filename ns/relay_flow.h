@@ -27,6 +27,7 @@ struct ns_relay {
 	struct rl_listener *fwds;
 	struct rl_conn *conns;
 	struct rl_peer *peers;
+	struct ns_ev retry;              /* timerfd for refused --publish connects, fd -1 until needed */
 	struct rl_conn *dead_conns;      /* freed after the epoll batch */
 	struct rl_peer *dead_peers;
 	size_t n_conns, n_peers;
@@ -41,6 +42,9 @@ int rl_request_socket(struct ns_relay *r, int type, uint32_t id);
 void rl_accept_publish(struct ns_relay *r, struct rl_listener *l);
 void rl_accept_forward(struct ns_relay *r, struct rl_listener *l);
 void rl_conn_event(struct ns_relay *r, struct rl_conn *c, uint32_t events);
+/* The retry timer fired: connections whose next try is due ask init for a
+ * new inside socket. */
+void rl_retry_due(struct ns_relay *r);
 void rl_udp_from_host(struct ns_relay *r, struct rl_listener *l);
 void rl_udp_from_inside(struct ns_relay *r, struct rl_peer *peer);
 void rl_flow_on_socket(struct ns_relay *r, uint32_t id, int fd);

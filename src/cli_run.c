@@ -28,7 +28,7 @@ enum {
 	O_GID, O_HOSTNAME, O_CAP_ADD, O_CAP_DROP, O_TIMEOUT, O_JSON_STATUS, O_DRY_RUN, O_JSON,
 	O_MEMORY, O_MEMORY_SWAP, O_CPUS, O_PIDS, O_CGROUP_PARENT, O_SECCOMP, O_SECCOMP_BPF,
 	O_ALLOW_NESTED, O_PUBLISH, O_FORWARD_OUT, O_OUTPUT_LIMIT, O_WORKSPACE, O_DIFF_OUT,
-	O_RUNTIME, O_IMAGE, O_HOST_ROOT, O_SNAPSHOT,
+	O_RUNTIME, O_IMAGE, O_HOST_ROOT, O_SNAPSHOT, O_PUBLISH_WAIT,
 };
 
 static const struct option run_options[] = {
@@ -59,6 +59,7 @@ static const struct option run_options[] = {
 	{"seccomp-bpf", required_argument, NULL, O_SECCOMP_BPF},
 	{"allow-nested", no_argument, NULL, O_ALLOW_NESTED},
 	{"publish", required_argument, NULL, O_PUBLISH},
+	{"publish-wait", required_argument, NULL, O_PUBLISH_WAIT},
 	{"forward-out", required_argument, NULL, O_FORWARD_OUT},
 	{"output-limit", required_argument, NULL, O_OUTPUT_LIMIT},
 	{"workspace", required_argument, NULL, O_WORKSPACE},
@@ -79,6 +80,7 @@ void cl_cli_run_usage(FILE *f)
 	      "  --network none|host  --uid N  --gid N  --cap-add CAP  --cap-drop CAP\n"
 	      "  --memory SIZE  --memory-swap SIZE  --cpus N  --pids N  --cgroup-parent PATH\n"
 	      "  --seccomp default|unconfined|FILE.json  --seccomp-bpf FILE  --allow-nested\n"
+	      "  --publish [IP:]HPORT:SPORT[/udp]  --publish-wait MS  --forward-out SPORT:HOST:HPORT\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
 	      "  --runtime auto|native|docker|codeplane  --image IMAGE (docker)\n"
 	      "  --workspace DIR  --snapshot ID  --diff-out FILE  --dry-run --json  --host-root\n"
@@ -342,6 +344,12 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 		p->output_limit = n;
 		return 0;
 	case O_PUBLISH: return cl_policy_add_publish(p, v, err);
+	case O_PUBLISH_WAIT:
+		if (cl_parse_u64(v, 0, CL_MAX_PUBLISH_WAIT_MS, &n) < 0)
+			return cl_fail(err, 0, "--publish-wait '%s': expected milliseconds from 0 to %u",
+			               v, CL_MAX_PUBLISH_WAIT_MS);
+		p->publish_wait_ms = (uint32_t)n;
+		return 0;
 	case O_FORWARD_OUT: return cl_policy_add_forward(p, v, err);
 	case O_WORKSPACE:
 		if (!v[0])

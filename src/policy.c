@@ -100,6 +100,7 @@ void cl_policy_init(struct cl_policy *p)
 	p->die_with_parent = true;
 	p->pty = true;
 	p->network = CL_NET_NONE;
+	p->publish_wait_ms = CL_DEFAULT_PUBLISH_WAIT_MS;
 	p->limits.memory_swap = -1;
 	p->seccomp = CL_SC_DEFAULT;
 	p->json_status_fd = -1;

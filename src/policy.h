@@ -148,6 +148,10 @@ struct cl_policy {
 	size_t n_ports;
 	struct cl_forward *forwards;
 	size_t n_forwards;
+	/* A --publish TCP connection whose inward connect is refused (nothing
+	 * listens inside yet) is retried for this long before the client is
+	 * reset; 0 = reset at the first refusal (docs/network.md). */
+	uint32_t publish_wait_ms;
 
 	/* Limits and supervision. */
 	struct cl_limits limits;
@@ -205,6 +209,8 @@ bool cl_policy_root_guarded(const struct cl_policy *p);
  * RLIMIT_NPROC is counted per user namespace (Linux >= 5.14), so in the
  * sandbox's own namespace it bounds the sandbox's tasks, not the caller's. */
 #define CL_DEFAULT_NPROC 2048
+#define CL_DEFAULT_PUBLISH_WAIT_MS 2000
+#define CL_MAX_PUBLISH_WAIT_MS 600000          /* --publish-wait's bound: 10 minutes */
 #define CL_DEFAULT_DEV_SIZE (64ULL << 20)      /* /dev, so /dev/shm: Docker's shm size */
 #define CL_DEFAULT_TMPFS_MAX (1ULL << 30)      /* /tmp and --tmpfs: 1 GiB ... */
 #define CL_DEFAULT_TMPFS_RAM_DIV 4             /* ... or a quarter of RAM if less */

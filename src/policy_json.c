@@ -133,6 +133,7 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	json_object_set_new(o, "pty", json_boolean(p->pty));
 	json_object_set_new(o, "network", json_string(p->network == CL_NET_HOST ? "host" : "none"));
 	json_object_set_new(o, "publish", ports_json(p));
+	json_object_set_new(o, "publish_wait_ms", json_integer(p->publish_wait_ms));
 	json_object_set_new(o, "forward_out", forwards_json(p));
 	json_object_set_new(o, "limits", limits_json(&p->limits));
 	json_object_set_new(o, "timeout_ms", p->timeout_ms ? json_integer((json_int_t)p->timeout_ms)

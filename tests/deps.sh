@@ -17,9 +17,10 @@ BUILD="gcc make pkg-config libjansson-dev libcurl4-openssl-dev libcap-dev libmnl
 # clang and libclang-rt-14-dev (libFuzzer and the sanitizer runtimes;
 # only a recommendation of clang-14), cppcheck, clang-tidy and valgrind:
 # make fuzz, lint and check-valgrind (tests/integration/fuzz.sh, lint.sh).
+# hyperfine, gnuplot-nox: tests/integration/bench_harness.sh runs bench/run.sh.
 # git: tests/integration/workspace.sh checks that git apply accepts the
 # bundle's diffs, and bench P6 compares with git add -A && git diff --cached.
-TEST="docker.io openssh-server openssh-client bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang libclang-rt-14-dev cppcheck clang-tidy valgrind git ripgrep socat curl"
+TEST="docker.io openssh-server openssh-client bubblewrap iproute2 procps python3 util-linux busybox-static dpkg-dev xz-utils python3-seccomp libcap2-bin strace clang libclang-rt-14-dev cppcheck clang-tidy valgrind git ripgrep socat curl hyperfine gnuplot-nox"
 BENCH="hyperfine gnuplot-nox strace linux-perf"
 VM="qemu-system-x86 linux-image-amd64 cpio xz-utils kmod strace"
 pkgs="$BUILD $TEST"

@@ -77,7 +77,7 @@ user_pass_start() {
 	local copy
 	# As root on a fresh machine, make the unprivileged user the suite
 	# needs (nothing else about the system is changed).
-	id "$TEST_USER" >/dev/null 2>&1 || useradd -m -s /bin/bash "$TEST_USER" 2>/dev/null
+	"$TOP/tests/test_user.sh" "$TEST_USER" >/dev/null 2>&1
 	if ! id "$TEST_USER" >/dev/null 2>&1; then
 		echo "FAIL run: test user '$TEST_USER' does not exist (useradd -m $TEST_USER; .ci/run creates it)" | tee -a "$LOG"
 		return
@@ -86,6 +86,10 @@ user_pass_start() {
 	USER_COPY=$copy
 	mkdir -p "$copy/build"
 	cp -a build/cloister build/tests "$copy/build/" 2>/dev/null
+	# The bench programs, for tests/integration/bench_harness.sh.
+	[ -d build/bench ] && mkdir -p "$copy/build/bench" &&
+		cp -a build/bench/floor build/bench/par build/bench/tstamp build/bench/getppid \
+			build/bench/blast "$copy/build/bench/" 2>/dev/null
 	[ -x build-asan/cloister ] && mkdir -p "$copy/build-asan" &&
 		cp -a build-asan/cloister "$copy/build-asan/"
 	if [ "$UB" != build ]; then

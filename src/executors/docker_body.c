@@ -153,6 +153,10 @@ static int network(const struct cl_policy *p, json_t *top, json_t *host, cl_erro
 		               "ignores published ports with network none); add --network host");
 	if (p->n_forwards)
 		return cl_fail(err, 0, "--forward-out is not supported by the docker executor");
+	/* docker's own proxy answers published ports: no wait to apply. */
+	if (p->publish_wait_ms != CL_DEFAULT_PUBLISH_WAIT_MS)
+		return cl_fail(err, 0, "--publish-wait is not supported by the docker executor "
+		               "(docker's proxy handles its published ports)");
 	/* After the refusals: nothing to free on their way out. */
 	exposed = json_object();
 	bindings = json_object();

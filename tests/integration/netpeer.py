@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Network peers for tests/integration/network.sh: small servers and
 clients with bounded loops and timeouts (loopback only)."""
-import hashlib, socket, sys, threading
+import hashlib, os, socket, sys, threading, time
 
 
 def free_port(kind=socket.SOCK_STREAM):
@@ -12,14 +12,14 @@ def free_port(kind=socket.SOCK_STREAM):
     return p
 
 
-def serve_sink(port, count, ready=None):
+def serve_sink(port, count, ready=None, timeout=60):
     """Accept `count` connections; per connection read to EOF, reply with
     the sha256 of what arrived and the byte count (tests half-close)."""
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", port))
     s.listen(128)
-    s.settimeout(60)   # never hang a test run
+    s.settimeout(timeout)   # never hang a test run
     if ready:
         open(ready, "w").close()
     def one(c):
@@ -109,6 +109,41 @@ def udp_ask(port, msg):
     print("timeout")
 
 
+def late_sink(port, up, go, delay):
+    """A server that starts late: says it runs (file `up`), waits for the
+    client's file `go`, sleeps `delay` s, then listens and answers one
+    connection as serve_sink does. Exits 3 if nobody came in 10 s."""
+    open(up, "w").close()
+    for _ in range(3000):   # 30 s at most
+        if os.path.exists(go):
+            break
+        time.sleep(0.01)
+    time.sleep(delay)
+    try:
+        serve_sink(port, 1, timeout=10)
+    except socket.timeout:
+        sys.exit(3)
+
+
+def late_client(port, go=None):
+    """Connects, then creates `go` (a late_sink starts listening `delay`
+    later), sends a message and half-closes. Prints what it got: served
+    (the sink's digest), eof or reset, and the seconds since connecting."""
+    c = socket.create_connection(("127.0.0.1", port), timeout=30)
+    t0 = time.monotonic()
+    if go:
+        open(go, "w").close()
+    msg = b"late client"
+    try:
+        c.sendall(msg)
+        c.shutdown(socket.SHUT_WR)
+        r = c.makefile("rb").readline().split()
+        got = "served" if r and r[0].decode() == hashlib.sha256(msg).hexdigest() else "eof"
+    except (ConnectionResetError, BrokenPipeError):
+        got = "reset"
+    print(f"{got} {time.monotonic() - t0:.3f}")
+
+
 def try_connect(port):
     try:
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
@@ -131,5 +166,9 @@ if __name__ == "__main__":
         udp_echo(int(args[0]), int(args[1]))
     elif f == "udp_ask":
         udp_ask(int(args[0]), args[1])
+    elif f == "late_sink":
+        late_sink(int(args[0]), args[1], args[2], float(args[3]))
+    elif f == "late_client":
+        late_client(int(args[0]), args[1] if len(args) > 1 else None)
     elif f == "try_connect":
         try_connect(int(args[0]))

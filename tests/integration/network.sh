@@ -1,6 +1,7 @@
 #!/bin/bash
 # Networking: loopback-only default, host mode, --publish (TCP and UDP,
-# rootless), --forward-out, cleanup of relays, and bad input.
+# rootless; --publish-wait for a server still starting), --forward-out,
+# cleanup of relays, and bad input.
 source "$(dirname "$0")/../lib.sh"
 SC=${CORE_SECCOMP:---seccomp=default}
 rw_id_probe
@@ -15,6 +16,9 @@ wait_listen() { wait_until listening "$1"; }
 wait_file() {
 	wait_until test -e "$1"
 }
+# The same, giving up as soon as PID (the cloister run that makes FILE) is gone.
+up_or_gone() { [ -e "$1" ] || ! kill -0 "$2" 2>/dev/null; }
+wait_up() { wait_until up_or_gone "$1" "$2"; [ -e "$1" ]; }
 port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1])))' "$1" 2>/dev/null; }
 
 t_publish_http() {
@@ -52,6 +56,60 @@ t_publish_concurrent_and_large() {
 	wait $pid
 	local sent got; sent=$(echo "$out" | sed -n 1p); got=$(echo "$out" | sed -n 2p)
 	assert_eq "$sent" "$got" "64 MiB through the relay (sha256, size; half-close)"
+}
+
+# A client that connects 300 ms before the server inside listens. The
+# server runs first and says so (up), waits for the client's connect (go),
+# sleeps 0.3 s, then listens. Prints the client's "served|eof|reset SECS";
+# extra cloister options come first.
+late_server_run() {
+	local hp=$1; shift
+	mkdir -p "$T_TMP/r"; chmod 777 "$T_TMP/r"; rm -f "$T_TMP/r/up" "$T_TMP/r/go"
+	"$CL" run "$SC" $IN "${RW_ID[@]}" --rw "$T_TMP/r:/r" --publish "$hp:9000" --timeout 60 "$@" \
+		-- python3 /peer.py late_sink 9000 /r/up /r/go 0.3 >/dev/null 2>"$T_TMP/srv.err" &
+	local pid=$!
+	wait_up "$T_TMP/r/up" $pid || { kill $pid 2>/dev/null; fail "server did not start: $(cat "$T_TMP/srv.err")"; }
+	python3 "$PEER" late_client "$hp" "$T_TMP/r/go"
+	kill_tree_and_wait $pid
+}
+
+t_publish_waits_for_a_starting_server() {
+	local out
+	# The default --publish-wait (2 s) covers a server 0.3 s late.
+	out=$(late_server_run "$(port)")
+	assert_eq served "${out%% *}" "client connecting 0.3 s before the server listens ($out)"
+	# Control: without the wait the same client is reset.
+	out=$(late_server_run "$(port)" --publish-wait 0)
+	assert_eq reset "${out%% *}" "--publish-wait 0: the first refusal resets the client ($out)"
+}
+
+t_publish_wait_bound_then_reset() {
+	local hp out secs; hp=$(port)
+	mkdir -p "$T_TMP/r"; chmod 777 "$T_TMP/r"
+	"$CL" run "$SC" "${RW_ID[@]}" --rw "$T_TMP/r:/r" --publish "$hp:9000" --publish-wait 400 \
+		--timeout 60 -- sh -c 'touch /r/up; exec sleep 60' 2>"$T_TMP/srv.err" &
+	local pid=$!
+	wait_up "$T_TMP/r/up" $pid || { kill $pid 2>/dev/null; fail "sandbox did not start: $(cat "$T_TMP/srv.err")"; }
+	out=$(python3 "$PEER" late_client "$hp")
+	kill_tree_and_wait $pid
+	secs=${out#* }
+	assert_eq reset "${out%% *}" "no server inside: the client is reset ($out)"
+	# After the bound, and well before the 2 s default.
+	python3 -c 'import sys; t = float(sys.argv[1]); sys.exit(0 if 0.35 <= t < 1.8 else 1)' "$secs" ||
+		fail "reset after ${secs}s, expected about 0.4 s (--publish-wait 400)"
+}
+
+t_publish_wait_bad_input() {
+	local v
+	for v in abc -1 600001 "" 1.5 10ms; do
+		clr run "$SC" --publish-wait "$v" --publish 8080:80 -- true
+		assert_eq 125 "$RC" "--publish-wait '$v'"
+		assert_contains "$ERR" "--publish-wait '$v': expected milliseconds from 0 to 600000" "message"
+		assert_eq 1 "$(printf '%s\n' "$ERR" | wc -l)" "one line"
+	done
+	clr run "$SC" --publish-wait 1500 --publish 8080:80 --dry-run --json -- true
+	assert_eq 0 "$RC" "dry run: $ERR"
+	assert_contains "$OUT" '"publish_wait_ms": 1500' "the policy carries it"
 }
 
 t_publish_udp() {

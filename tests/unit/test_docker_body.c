@@ -103,10 +103,12 @@ static void test_refusals(void)
 	const char *rootfs[] = {"--rootfs", "/", NULL};
 	const char *bpf[] = {"--seccomp-bpf", "/dev/null", NULL};
 	const char *nested[] = {"--allow-nested", NULL};
+	const char *wait[] = {"--network", "host", "--publish", "8080:80", "--publish-wait", "0", NULL};
 
 	CHECK("rootfs refused", !body_of(rootfs, "unconfined", &err) && strstr(err.msg, "--rootfs"));
 	CHECK("raw bpf refused", !body_of(bpf, "unconfined", &err) && strstr(err.msg, "--seccomp-bpf"));
 	CHECK("nested refused", !body_of(nested, "unconfined", &err) && strstr(err.msg, "--allow-nested"));
+	CHECK("publish-wait refused", !body_of(wait, "unconfined", &err) && strstr(err.msg, "--publish-wait"));
 }
 
 int main(void)
