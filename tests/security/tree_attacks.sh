@@ -2,8 +2,10 @@
 # Trees a sandbox builds to defeat cloister's own walks (issue #29, class
 # 7, the tree parts). A directory chain deeper than the fd limit: its
 # removal held one fd per level and stopped at EMFILE, and the callers
-# said nothing, so the run's state outlived run and gc. Each attack
-# follows its control. docs/security.md, "Tree walks".
+# said nothing, so the run's state outlived run and gc. Many hard links
+# to one big file: the snapshot copied every name. A 15 TiB sparse file:
+# every --diff-out run hashed its holes. Each attack follows its
+# control. docs/security.md, "Tree walks".
 . "$(dirname "$0")/../lib.sh"
 
 WSR=()
@@ -35,6 +37,41 @@ t_deep_tree_in_a_workspace_is_removed() {
 	assert_eq "" "$(left)" "a 400-deep tree outlived gc"
 	[ -z "$(find "$CLOISTER_STATE_DIR" -name '.cloister-rm-*' 2>/dev/null | head -1)" ] ||
 		fail "a moved-up part of the tree stayed"
+}
+
+# A spec with a sticky workspace NAME over $P running CMD (no review).
+sticky_spec() {  # file name cmd
+	python3 - "$T_TMP" "$P" "$@" <<'PY'
+import json, sys
+tmp, proj, out, name, cmd = sys.argv[1:6]
+json.dump({"runId": "r-" + name, "sandboxId": "s1", "rootDir": proj, "command": cmd,
+           "requestBundlePath": tmp + "/req", "reviewDiffs": True,
+           "workspace": {"name": name, "persistence": "sticky"}}, open(out, "w"))
+PY
+}
+# KiB a tree takes on disk, each inode once (du's own rule).
+kib() { du -sk "$1" | cut -f1; }
+
+t_hard_links_do_not_multiply_a_snapshot() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	P=$T_TMP/proj
+	mkdir -p "$P" "$T_TMP/req" && echo base >"$P/f"
+	# Control: the host's filesystem keeps hard links (du counts one).
+	mkdir "$T_TMP/c" && head -c 1048576 /dev/urandom >"$T_TMP/c/a" && ln "$T_TMP/c/a" "$T_TMP/c/b" ||
+		skip "no hard links in $T_TMP"
+	[ "$(kib "$T_TMP/c")" -lt 1800 ] || skip "du counts hard links twice here"
+	# The attack: one 16 MiB file and 64 more names for it.
+	sticky_spec "$T_TMP/s.json" hl "cd $P && head -c 16777216 /dev/urandom >big &&
+		for i in \$(seq 1 64); do ln big l\$i || exit 1; done; echo '{\"status\":\"finished\"}'"
+	clr sandbox run --spec "$T_TMP/s.json" --json
+	[ -e "$CLOISTER_STATE_DIR/workspaces/sticky-hl/upper/l64" ] || fail "the links were not made ($RC $OUT $ERR)"
+	clr workspace snapshot hl --id hl1
+	assert_eq 0 "$RC" "snapshot ($ERR)"
+	tree=$CLOISTER_STATE_DIR/snapshots/hl1/tree
+	assert_eq 65 "$(stat -c %h "$tree/big")" "the snapshot's names of big"
+	k=$(kib "$tree")
+	[ "$k" -lt 40000 ] || fail "the snapshot takes $k KiB for one 16 MiB file with 64 links"
+	cmp -s "$tree/big" "$tree/l64" || fail "a link's content differs in the snapshot"
 }
 
 run_tests
