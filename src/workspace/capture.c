@@ -297,7 +297,12 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		*why = WS_FAIL_UNSUPPORTED;
 		return cl_fail(err, 0, "workspace file %s is an overlay metacopy; no bundle was written", e->path);
 	}
-	rc = cl_read_all(fd, WS_MAX_BUNDLE_BYTES, buf, &len);
+	/* Refused by its length before a byte is read: a sparse file's holes
+	 * would be read (and carried) as zeros. */
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return cl_fail_errno(err, "reading workspace file %s", e->path);
+	rc = (uint64_t)st.st_size > WS_MAX_BUNDLE_BYTES ? -EFBIG : cl_read_all(fd, WS_MAX_BUNDLE_BYTES, buf, &len);
 	if (rc == -EFBIG) {
 		*why = WS_FAIL_LIMIT;
 		return cl_fail(err, 0, "workspace file %s is larger than the 100 MiB limit of a diff bundle; "

@@ -74,4 +74,55 @@ t_hard_links_do_not_multiply_a_snapshot() {
 	cmp -s "$tree/big" "$tree/l64" || fail "a link's content differs in the snapshot"
 }
 
+# clr with a time bound: RC 124 when cloister ran past it.
+clr_within() {  # seconds args...
+	local o e s=$1
+	shift
+	o=$(mktemp "$T_TMP/out.XXXXXX"); e=$(mktemp "$T_TMP/err.XXXXXX")
+	timeout -k 5 "$s" "$CL" "$@" >"$o" 2>"$e"; RC=$?
+	OUT=$(cat "$o"); ERR=$(cat "$e"); rm -f "$o" "$e"
+}
+
+t_a_sparse_file_does_not_stall_a_diff() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	W=$T_TMP/ws
+	mkdir -p "$W" && echo base >"$W/f"
+	# Control: the filesystem keeps a 15 TiB file sparse.
+	truncate -s 15T "$T_TMP/probe" 2>/dev/null || skip "no 15 TiB sparse file in $T_TMP"
+	[ "$(stat -c %b "$T_TMP/probe")" -lt 64 ] || skip "$T_TMP does not keep holes"
+	rm -f "$T_TMP/probe"
+	# Control: a plain run's diff, before the base holds the big file.
+	clr_within 60 run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b0.json" --env W="$W" -- \
+		sh -c 'echo one >"$W/f"'
+	assert_eq 0 "$RC" "control: the run ($ERR)"
+	assert_contains "$(cat "$T_TMP/b0.json")" '"baseRef"' "control: the bundle"
+	# The attack, part one: 15 TiB of holes in the base, a small change.
+	truncate -s 15T "$W/huge"
+	SECONDS=0
+	clr_within 60 run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b1.json" --env W="$W" -- \
+		sh -c 'echo two >"$W/f"'
+	t=$SECONDS
+	assert_eq 0 "$RC" "the run over a 15 TiB base file ($ERR)"
+	[ "$t" -lt 20 ] || fail "the diff over a 15 TiB sparse base file took $t s"
+	assert_contains "$(cat "$T_TMP/b1.json")" 'two' "the small change's bundle"
+	b1=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["baseRef"])' "$T_TMP/b1.json")
+	# The base's id follows the big file's content: a byte written far in.
+	printf x | dd of="$W/huge" bs=1 seek=$((1 << 40)) conv=notrunc status=none
+	clr_within 60 run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b2.json" --env W="$W" -- \
+		sh -c 'echo two >"$W/f"'
+	assert_eq 0 "$RC" "the run after a byte in the big file ($ERR)"
+	b2=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["baseRef"])' "$T_TMP/b2.json")
+	[ "$b1" != "$b2" ] || fail "a byte 1 TiB into a base file left baseRef as it was"
+	# Part two: the sandbox writes a 15 TiB file of its own.
+	SECONDS=0
+	clr_within 60 run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b3.json" --env W="$W" -- \
+		sh -c 'truncate -s 15T "$W/huge2"'
+	t=$SECONDS
+	[ "$RC" != 124 ] || fail "the run with a 15 TiB file in its writes ran past 60 s"
+	[ "$t" -lt 20 ] || fail "the capture of a 15 TiB sparse file took $t s"
+	assert_contains "$ERR" "huge2" "the refusal names the file"
+	assert_contains "$ERR" "100 MiB" "the refusal names the limit"
+	[ ! -e "$T_TMP/b3.json" ] || fail "a bundle was written without the big file"
+}
+
 run_tests
