@@ -144,7 +144,9 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 	struct dirent *de;
 
 	if (depth > 256)
-		return cl_fail(err, ELOOP, "base tree at %s is too deep", prefix);
+		return cl_fail(err, 0, "base tree at %s%s is more than 256 directories deep, the limit of its "
+		               "baseRef", strlen(prefix) > 64 ? "..." : "",
+		               strlen(prefix) > 64 ? prefix + strlen(prefix) - 64 : prefix);
 	fd = dup(dfd);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)

@@ -128,7 +128,7 @@ int ws_walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth
 	int rc = 0;
 
 	if (depth > MAX_DEPTH)
-		return cl_fail(w->err, ELOOP, "workspace tree at %s is too deep", prefix);
+		return ws_walk_too_deep(w, prefix);
 	if (!(nv = names_of(nfd, w->err, prefix)))
 		return cl_error_code(w->err);
 	if (!(ov = names_of(ofd, w->err, prefix))) {

@@ -256,8 +256,9 @@ static int copy_dir(int sdir, int ddir, int depth, struct copy *c, const char *r
 	struct dirent *de;
 
 	if (depth > WS_COPY_MAX_DEPTH)
-		return cl_fail(c->err, ELOOP, "copying workspace %s: %s is more than %d directories deep, "
-		               "the limit of a copy", c->top, rel, WS_COPY_MAX_DEPTH);
+		return cl_fail(c->err, 0, "copying workspace %s: %s%s is more than %d directories deep, "
+		               "the limit of a copy", c->top, strlen(rel) > 64 ? "..." : "",
+		               strlen(rel) > 64 ? rel + strlen(rel) - 64 : rel, WS_COPY_MAX_DEPTH);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);

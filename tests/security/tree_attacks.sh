@@ -125,4 +125,37 @@ t_a_sparse_file_does_not_stall_a_diff() {
 	[ ! -e "$T_TMP/b3.json" ] || fail "a bundle was written without the big file"
 }
 
+# One line, naming the depth limit, never the whole chain.
+assert_depth_error() {  # what
+	assert_contains "$ERR" "256 directories deep" "$1: the limit named"
+	[ "$(printf '%s\n' "$ERR" | grep -c 'deep')" = 1 ] || fail "$1: not one line: $ERR"
+	[ "$(printf '%s\n' "$ERR" | awk 'length > 400' | wc -l)" = 0 ] || fail "$1: a line of the whole chain: $ERR"
+}
+
+t_deep_tree_gets_a_clear_limit_in_capture_and_snapshot() {
+	CLOISTER_STATE_DIR=$T_TMP/state
+	W=$T_TMP/ws
+	P=$W
+	mkdir -p "$W" "$T_TMP/req" && echo base >"$W/f"
+	# Control: a 10-deep tree is captured.
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b0.json" --env W="$W" --env DEPTH=10 -- \
+		sh -c "$DEEP && echo x >leaf"
+	assert_eq 0 "$RC" "control: the shallow run ($ERR)"
+	assert_contains "$(cat "$T_TMP/b0.json")" "d/d/d" "control: the shallow tree's bundle"
+	# The attack on the capture: 1100 levels.
+	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b1.json" --env W="$W" --env DEPTH=1100 -- sh -c "$DEEP"
+	[ "$RC" != 0 ] || fail "a 1100-deep tree was captured"
+	assert_depth_error "the capture"
+	assert_contains "$ERR" "changes are kept in" "the work kept"
+	[ ! -e "$T_TMP/b1.json" ] || fail "a bundle was written"
+	# The attack on a snapshot: a sticky workspace 1100 deep.
+	sticky_spec "$T_TMP/s.json" deep "W=$W DEPTH=1100; $DEEP; echo '{\"status\":\"finished\"}'"
+	clr sandbox run --spec "$T_TMP/s.json" --json
+	[ -d "$CLOISTER_STATE_DIR/workspaces/sticky-deep/upper/d/d/d" ] || fail "no deep sticky tree ($RC $OUT $ERR)"
+	clr workspace snapshot deep --id deep1
+	[ "$RC" != 0 ] || fail "a 1100-deep tree was snapshotted"
+	assert_depth_error "the snapshot"
+	[ -z "$(ls -A "$CLOISTER_STATE_DIR/snapshots" 2>/dev/null)" ] || fail "the failed snapshot left $(ls -A "$CLOISTER_STATE_DIR/snapshots")"
+}
+
 run_tests
