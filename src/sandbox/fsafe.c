@@ -322,6 +322,16 @@ int sb_remove_tree_at(int parent, const char *name)
 	return rc;
 }
 
+int sb_remove_tree_or_say(int dirfd, const char *name, const char *what)
+{
+	int rc = sb_remove_tree_at(dirfd, name);
+
+	/* Never silent: what stays is the user's to know of. */
+	if (rc < 0)
+		fprintf(stderr, "cloister: could not remove %s: %s\n", what, strerror(-rc));
+	return rc;
+}
+
 DIR *sb_opendir_fd(int dirfd)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -33,6 +33,9 @@ int sb_each_entry(int dfd, const char *dir_rel, enum sb_code code, const char *w
  * a bounded number of fds whatever the depth; 0 or -errno of the first
  * failure (what could not go stays, and the caller must report it). */
 int sb_remove_tree_at(int dirfd, const char *name);
+/* sb_remove_tree_at, and on failure one line on stderr: "cloister: could
+ * not remove WHAT: <reason>" (what names the tree and who retries). */
+int sb_remove_tree_or_say(int dirfd, const char *name, const char *what);
 /* Directories sb_remove_tree_at holds open at once: any depth is removed
  * (deeper parts are moved up into dirfd and removed next). */
 #define SB_RM_MAX_DEPTH 64

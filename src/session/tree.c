@@ -397,6 +397,6 @@ int ss_tree_commit(int parent, const char *tmp, const char *name, const char *sh
 	 * name, and goes (never followed: sb_remove_tree_at). */
 	if (renameat2(parent, tmp, parent, name, RENAME_EXCHANGE) < 0)
 		return cl_fail_errno(err, "putting %s in place", shown);
-	sb_remove_tree_at(parent, tmp);
+	sb_remove_tree_or_say(parent, tmp, "the replaced tree");
 	return 0;
 }

@@ -335,7 +335,7 @@ static int commit(struct ctx *c)
 			if (c->jobs[k].kind == K_DELETE)
 				prune_dirs(c, &c->jobs[k]);
 	close(sfd);
-	sb_remove_tree_at(c->tfd, sname);
+	sb_remove_tree_or_say(c->tfd, sname, "the staging directory of diff apply");
 	free(seq);
 	return rc;
 }

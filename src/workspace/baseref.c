@@ -14,6 +14,7 @@
 #include "src/cleanup.h"
 #include "src/fdio.h"
 #include "src/workspace/capture.h"
+#include "src/workspace/extents.h"
 #include "src/workspace/oidcache.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"
@@ -72,6 +73,11 @@ static int file_id(int dfd, const char *name, const struct stat *st, char oid[WS
 	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return cl_fail_errno(err, "reading %s", rel);
+	/* Beyond what a bundle can carry, a file is named by its data, not
+	 * its git blob id: a 15 TiB sparse file took hours of hashing zeros
+	 * on every --diff-out run (docs/workspaces.md, "baseRef"). */
+	if ((uint64_t)st->st_size > WS_MAX_BUNDLE_BYTES)
+		return ws_sparse_id(fd, st->st_size, oid, rel, err);
 	/* Big files are hashed streaming, by the fd just opened (no name is
 	 * resolved again); small ones read at once. */
 	if (st->st_size > (1 << 20)) {
@@ -138,7 +144,9 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 	struct dirent *de;
 
 	if (depth > 256)
-		return cl_fail(err, ELOOP, "base tree at %s is too deep", prefix);
+		return cl_fail(err, 0, "base tree at %s%s is more than 256 directories deep, the limit of its "
+		               "baseRef", strlen(prefix) > 64 ? "..." : "",
+		               strlen(prefix) > 64 ? prefix + strlen(prefix) - 64 : prefix);
 	fd = dup(dfd);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)

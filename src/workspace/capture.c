@@ -79,6 +79,17 @@ int ws_walk_unsupported(struct walk *w, const char *rel, const char *what)
 	               rel, what);
 }
 
+int ws_walk_too_deep(struct walk *w, const char *rel)
+{
+	size_t n = strlen(rel);
+
+	/* The path's end only: 256 levels of it fill a screen. */
+	w->why = WS_FAIL_LIMIT;
+	return cl_fail(w->err, 0, "workspace tree at %s%s is more than %d directories deep, the limit of a "
+	               "diff capture; no bundle was written", n > 64 ? "..." : "", n > 64 ? rel + n - 64 : rel,
+	               MAX_DEPTH);
+}
+
 bool ws_is_special(const struct stat *st)
 {
 	return !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode);
@@ -113,7 +124,7 @@ int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel,
 	if (!S_ISDIR(st->st_mode))
 		return ws_walk_skip(w, rel, st);
 	if (depth > MAX_DEPTH)
-		return cl_fail(w->err, ELOOP, "workspace tree at %s", rel);
+		return ws_walk_too_deep(w, rel);
 	fd = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
@@ -238,7 +249,7 @@ static int walk_upper(struct walk *w, int ufd, int lfd, const char *prefix, int 
 	struct dirent *de;
 
 	if (depth > MAX_DEPTH)
-		return cl_fail(w->err, ELOOP, "workspace tree at %s is too deep", prefix);
+		return ws_walk_too_deep(w, prefix);
 	if (fd < 0 || !(d = fdopendir(fd))) {
 		if (fd >= 0)
 			close(fd);
@@ -297,7 +308,12 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		*why = WS_FAIL_UNSUPPORTED;
 		return cl_fail(err, 0, "workspace file %s is an overlay metacopy; no bundle was written", e->path);
 	}
-	rc = cl_read_all(fd, WS_MAX_BUNDLE_BYTES, buf, &len);
+	/* Refused by its length before a byte is read: a sparse file's holes
+	 * would be read (and carried) as zeros. */
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return cl_fail_errno(err, "reading workspace file %s", e->path);
+	rc = (uint64_t)st.st_size > WS_MAX_BUNDLE_BYTES ? -EFBIG : cl_read_all(fd, WS_MAX_BUNDLE_BYTES, buf, &len);
 	if (rc == -EFBIG) {
 		*why = WS_FAIL_LIMIT;
 		return cl_fail(err, 0, "workspace file %s is larger than the 100 MiB limit of a diff bundle; "

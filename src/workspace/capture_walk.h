@@ -36,6 +36,8 @@ int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct sta
 int ws_walk_join(char *out, size_t len, const char *prefix, const char *name, cl_error *err);
 /* A change a bundle cannot carry: err names rel and what it is. */
 int ws_walk_unsupported(struct walk *w, const char *rel, const char *what);
+/* rel is deeper than MAX_DEPTH: a limit, err names it. */
+int ws_walk_too_deep(struct walk *w, const char *rel);
 /* A fifo, socket or device node at rel: left out of the bundle, named
  * in w->skipped. */
 int ws_walk_skip(struct walk *w, const char *rel, const struct stat *st);

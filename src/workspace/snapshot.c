@@ -303,8 +303,11 @@ int ws_snap_build(const struct ws_snap_src *src, const char *id, char out[WS_SNA
 	tmpname[0] = '\0';
 	fsync(sdir);
 out:
-	if (rc < 0 && tmpname[0])
-		sb_remove_tree_at(sdir, tmpname);
+	if (rc < 0 && tmpname[0]) {
+		char what[4400];
+		snprintf(what, sizeof(what), "the unfinished snapshot %s/%s (cloister gc retries)", path, tmpname);
+		sb_remove_tree_or_say(sdir, tmpname, what);
+	}
 	return rc;
 }
 

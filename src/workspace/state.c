@@ -400,7 +400,7 @@ static bool unfinished(int run_fd)
 	rewinddir(d);   /* the dup shares the offset */
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			sb_remove_tree_at(dirfd(d), de->d_name);
+			sb_remove_tree_or_say(dirfd(d), de->d_name, "a part of an unfinished sticky workspace");
 	closedir(d);
 	return true;
 }
