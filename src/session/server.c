@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "src/clock.h"
+#include "src/limits.h"
 #include "src/session/proto.h"
 #include "cgroups/cgroup.h"
 #include "src/session/snap.h"
@@ -322,7 +323,11 @@ static void spawn(struct ss_server *s, int fd)
 		ss_worker_main(s->live, &s->req, fd);
 	}
 	if (pid < 0) {
-		ss_reply_send(fd, 125, 0, "cloister: starting a worker: %s", strerror(errno));
+		char note[CL_ERROR_NOTE_MAX];
+		int e = errno;
+		cl_limit_note(e, 0, true, note, sizeof(note));
+		ss_reply_send(fd, 125, 0, "cloister: starting a worker: %s%s%s%s", strerror(e),
+		              note[0] ? " (" : "", note, note[0] ? ")" : "");
 		close_conn(&s->workers[i]);
 		return;
 	}

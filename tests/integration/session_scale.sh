@@ -2,7 +2,8 @@
 # Sessions at host scale (issue 35): more sessions of one user than the
 # host's stock fs.inotify.max_user_instances (128 on Debian), which one
 # inotify instance per session server used to cap; each serves an exec,
-# `ls` lists them all, and removing them leaves nothing behind.
+# `ls` lists them all, and removing them leaves nothing behind. A kernel
+# limit that stops a create is named in its error, with its value.
 . "$(dirname "$0")/session_lib.bash"
 
 N=200
@@ -72,6 +73,28 @@ t_more_sessions_than_inotify_instances() {
 	done
 	! grep -qF "$T_TMP" /proc/self/mountinfo || fail "mounts left: $(grep -F "$T_TMP" /proc/self/mountinfo | head -3)"
 	note "$N sessions: $timing; total $(secs "$t_all") s"
+}
+
+# When a kernel limit stops a create anyway, the error names it with its
+# value (issue 35 item 2), and nothing is left behind.
+t_fd_limit_is_named() {
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	OUT=$(prlimit --nofile=16:16 "$CL" create 2>"$T_TMP/err"); RC=$?; ERR=$(cat "$T_TMP/err")
+	assert_eq 125 "$RC" "create with 16 fds ($OUT)"
+	assert_contains "$ERR" "Too many open files (the open-file limit of the process: ulimit -n = 16)"
+	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR")" "state left"
+}
+
+# The user-namespace limit is set to 0 in a user namespace of the test's
+# own (the limits are per namespace): the host's sysctls stay as they are.
+t_namespace_limit_is_named() {
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	unshare -U -r true 2>/dev/null || skip "cannot make a user namespace here (unshare -U -r)"
+	OUT=$(unshare -U -r sh -c 'echo 0 >/proc/sys/user/max_user_namespaces && exec "$0" create' \
+		"$CL" 2>"$T_TMP/err"); RC=$?; ERR=$(cat "$T_TMP/err")
+	assert_eq 125 "$RC" "create with user.max_user_namespaces = 0 ($OUT)"
+	assert_contains "$ERR" "No space left on device (too many namespaces for this user: user.max_user_namespaces = 0"
+	assert_eq "" "$(ls -A "$CLOISTER_RUNTIME_DIR" 2>/dev/null)" "state left"
 }
 
 run_tests
