@@ -37,6 +37,7 @@
 #include "src/cleanup.h"
 #include "src/clock.h"
 #include "src/executor.h"
+#include "src/limits.h"
 #include "src/parse.h"
 
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -101,6 +102,9 @@ static void handle_msg(struct supervision *s, const struct ns_msg *m, int fd)
 		s->setup_failed = true;
 		s->child_err.errnum = m->errnum;
 		snprintf(s->child_err.msg, sizeof(s->child_err.msg), "%s", m->text);
+		/* The child's note does not travel: EMFILE/ENFILE are named here
+		 * (the child has our rlimits during setup). */
+		cl_error_note_limit(&s->child_err, 0, false);
 		break;
 	case NS_MSG_EXEC_ERROR:
 		s->exec_failed = true;
@@ -349,6 +353,7 @@ static int child_error_first(const struct supervision *s, cl_error *err)
 	if (ns_msg_recv(s->sync_fd, &m) == 1 && m.type == NS_MSG_SETUP_ERROR) {
 		err->errnum = m.errnum;
 		snprintf(err->msg, sizeof(err->msg), "%s", m.text);
+		cl_error_note_limit(err, 0, false);
 	}
 	return cl_error_code(err);
 }
@@ -401,11 +406,14 @@ static int launch(const struct cl_policy *p, struct supervision *s, struct ns_ch
 		if (errno == EPERM || errno == ENOSPC || errno == EUSERS) {
 			cl_fail_errno(err, "creating the sandbox namespaces (run `cloister check` "
 			              "to see what this host forbids and how to allow it)");
+			cl_error_note_limit(err, p->ns_flags, true);
 			/* Nothing of the sandbox ran: --runtime auto may try the
 			 * next executor. */
 			return CL_ERR_NO_NAMESPACES;
 		}
-		return cl_fail_errno(err, "creating the sandbox namespaces");
+		cl_fail_errno(err, "creating the sandbox namespaces");
+		cl_error_note_limit(err, p->ns_flags, true);
+		return cl_error_code(err);
 	}
 	if (s->pidfd < 0)
 		return cl_fail_errno(err, "opening a pidfd for the sandbox");

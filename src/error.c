@@ -2,6 +2,7 @@
  * context as it travels up, printed once as a single line. */
 #define CL_ERROR_IMPL
 #include "src/error.h"
+#include "src/limits.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -18,6 +19,8 @@ static int vfail(cl_error *err, int errnum, const char *fmt, va_list ap)
 {
 	err->errnum = errnum;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	/* Only the errnos that mean a limit whatever the call (fds). */
+	cl_limit_note(errnum, 0, false, err->note, sizeof(err->note));
 	return code_of(errnum);
 }
 
@@ -69,7 +72,9 @@ int cl_wrap(cl_error *err, const char *fmt, ...)
 
 void cl_error_format(const cl_error *err, char *buf, size_t len)
 {
-	if (err->errnum > 0)
+	if (err->errnum > 0 && err->note[0])
+		snprintf(buf, len, "%s: %s (%s)", err->msg, strerror(err->errnum), err->note);
+	else if (err->errnum > 0)
 		snprintf(buf, len, "%s: %s", err->msg, strerror(err->errnum));
 	else
 		snprintf(buf, len, "%s", err->msg);
@@ -80,7 +85,7 @@ const char *cl_error_prog = "cloister";
 
 void cl_error_print(const cl_error *err)
 {
-	char line[CL_ERROR_MSG_MAX + 128];
+	char line[CL_ERROR_MSG_MAX + CL_ERROR_NOTE_MAX + 128];
 
 	cl_error_format(err, line, sizeof(line));
 	fprintf(stderr, "%s: %s\n", cl_error_prog, line);

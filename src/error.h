@@ -6,10 +6,12 @@
 #include <stddef.h>
 
 #define CL_ERROR_MSG_MAX 512
+#define CL_ERROR_NOTE_MAX 320
 
 typedef struct cl_error {
 	int errnum;                  /* errno of the failed call, 0 for bad input */
 	char msg[CL_ERROR_MSG_MAX];  /* what was being done, innermost last */
+	char note[CL_ERROR_NOTE_MAX]; /* the kernel limit errnum means, or "" (src/limits.h) */
 } cl_error;
 
 /* Sets err and returns -errnum (or -EINVAL when errnum is 0: bad input). */
@@ -21,7 +23,7 @@ int cl_fail_errno(cl_error *err, const char *fmt, ...)
 /* Prefixes "context: " to the message; returns the same negative code. */
 int cl_wrap(cl_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* "message: strerror(errnum)" (or just the message) into buf. */
+/* "message: strerror(errnum) (note)" (or just the message) into buf. */
 void cl_error_format(const cl_error *err, char *buf, size_t len);
 /* One line on stderr: "cloister: <formatted error>" (cl_error_prog). */
 extern const char *cl_error_prog;

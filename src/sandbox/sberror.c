@@ -14,6 +14,7 @@ static int vset(struct sb_error *e, enum sb_code code, int errnum, json_t *detai
 {
 	e->code = code;
 	e->base.errnum = errnum;
+	e->base.note[0] = '\0';
 	vsnprintf(e->base.msg, sizeof(e->base.msg), fmt, ap);
 	if (e->details)
 		json_decref(e->details);

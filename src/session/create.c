@@ -18,6 +18,7 @@
 
 #include "ns/session.h"
 #include "src/cli.h"
+#include "src/limits.h"
 #include "src/parse.h"
 #include "src/policy_json.h"
 #include "src/session/rundir.h"
@@ -170,7 +171,7 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 	struct ss_server *srv;
 	struct cl_status st;
 	cl_error err = {0};
-	char msg[CL_ERROR_MSG_MAX + 2], cmsg[CL_ERROR_MSG_MAX + 9000];
+	char msg[CL_ERROR_MSG_MAX + CL_ERROR_NOTE_MAX + 8], cmsg[CL_ERROR_MSG_MAX + 9000];
 	const char *fail = NULL;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC), rc;
 
@@ -215,7 +216,7 @@ _Noreturn static void supervisor(struct cl_policy *p, const char *dir, struct ss
 /* ===== create: waits for "K<id>" or "E<error>" from the supervisor ===== */
 static int wait_ready(int fd, const char *dir)
 {
-	char buf[CL_ERROR_MSG_MAX + 2];
+	char buf[CL_ERROR_MSG_MAX + CL_ERROR_NOTE_MAX + 8];
 	size_t len = 0;
 	ssize_t n;
 
@@ -275,7 +276,11 @@ static int start(struct cl_policy *p, const struct create_opts *o)
 		return EXIT_SETUP;
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		fprintf(stderr, "cloister: starting the session supervisor: %s\n", strerror(errno));
+		char note[CL_ERROR_NOTE_MAX];
+		int e = errno;
+		cl_limit_note(e, 0, true, note, sizeof(note));
+		fprintf(stderr, "cloister: starting the session supervisor: %s%s%s%s\n", strerror(e),
+		        note[0] ? " (" : "", note, note[0] ? ")" : "");
 		rmdir(dir);
 		if (p->workspace)
 			ws_run_cleanup(&w);

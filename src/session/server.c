@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,6 +23,7 @@
 #include <unistd.h>
 
 #include "src/clock.h"
+#include "src/limits.h"
 #include "src/session/proto.h"
 #include "cgroups/cgroup.h"
 #include "src/session/snap.h"
@@ -36,6 +36,9 @@
 
 #define MAX_CONNS 128
 #define MAX_WORKERS 256
+/* How often the session checks that its directory and socket are still
+ * there: the longest a removed session runs on unreachable. */
+#define DIR_CHECK_MS 1000
 
 /* A connection that has not sent its request yet. */
 struct conn {
@@ -60,8 +63,9 @@ struct ss_server {
 	int notify_fd;
 	struct ns_ev listen_ev;
 	struct ns_ev idle_ev;
-	struct ns_ev dir_ev;          /* inotify on the session directory */
-	struct ns_ev req_ev;          /* timerfd: the earliest request deadline */
+	struct ns_ev req_ev;          /* timerfd: the earliest request deadline or dir check */
+	struct stat dir_st, sock_st;  /* what the directory and socket were at ready() */
+	double next_check;            /* monotonic ms of the next directory check */
 	uint64_t request_ms;          /* how long a connection has to send its request */
 	struct conn conns[MAX_CONNS];
 	struct worker workers[MAX_WORKERS];
@@ -76,6 +80,8 @@ struct ss_server {
 
 static void stop(struct ss_server *s)
 {
+	if (s->stopping)
+		return;
 	s->stopping = true;
 	/* SIGKILL of pid 1 ends the whole pid namespace; the launch then
 	 * sees init exit, reaps it and removes the cgroup. */
@@ -110,12 +116,13 @@ static void arm_idle(struct ss_server *s)
 		timerfd_settime(s->idle_ev.fd, 0, &its, NULL);
 }
 
-/* The request timer, set to the earliest deadline of the connections
- * still waiting for theirs (disarmed when there is none). */
+/* The request timer, set to the earliest of the deadlines of the
+ * connections still waiting for theirs and the next directory check (none
+ * once the session is stopping: disarmed when there is nothing left). */
 static void arm_requests(struct ss_server *s)
 {
 	struct itimerspec its = {0};
-	double first = 0, now = cl_mono_ms();
+	double first = s->stopping ? 0 : s->next_check, now = cl_mono_ms();
 
 	for (size_t i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].used && (first == 0 || s->conns[i].deadline < first))
@@ -187,8 +194,34 @@ static void on_accept(struct ss_server *s)
 	}
 }
 
+static bool same_file(const char *path, const struct stat *was)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && st.st_dev == was->st_dev && st.st_ino == was->st_ino;
+}
+
+/* The session's directory or socket was removed, moved or replaced (say,
+ * an `rm -rf` of the runtime dir): nobody can reach the session any more,
+ * so it ends instead of running on unreachable. A stat of each every
+ * DIR_CHECK_MS on the timer the session has anyway, not an inotify
+ * instance: those are few per user (fs.inotify.max_user_instances, 128 on
+ * Debian), and one per session capped the sessions a user could have. */
+static void check_dir(struct ss_server *s, double now)
+{
+	char sock[sizeof(s->dir) + 8];
+
+	if (s->stopping || now < s->next_check)
+		return;
+	s->next_check = now + DIR_CHECK_MS;
+	snprintf(sock, sizeof(sock), "%s/sock", s->dir);
+	if (!same_file(s->dir, &s->dir_st) || !same_file(sock, &s->sock_st))
+		stop(s);
+}
+
 /* Connections past their deadline without a request are dropped: a peer
- * that connects and says nothing must not hold a slot forever. */
+ * that connects and says nothing must not hold a slot forever. The same
+ * timer runs the directory check. */
 static void on_request_deadline(struct ss_server *s)
 {
 	uint64_t ticks;
@@ -196,6 +229,7 @@ static void on_request_deadline(struct ss_server *s)
 
 	if (read(s->req_ev.fd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		return;
+	check_dir(s, now);
 	for (size_t i = 0; i < MAX_CONNS; i++) {
 		struct conn *c = &s->conns[i];
 		if (!c->used || c->deadline > now)
@@ -214,8 +248,6 @@ static void close_server_fds(struct ss_server *s)
 		close(s->listen_ev.fd);
 	if (s->idle_ev.fd >= 0)
 		close(s->idle_ev.fd);
-	if (s->dir_ev.fd >= 0)
-		close(s->dir_ev.fd);
 	if (s->req_ev.fd >= 0)
 		close(s->req_ev.fd);
 	for (size_t i = 0; i < MAX_CONNS; i++)
@@ -291,7 +323,11 @@ static void spawn(struct ss_server *s, int fd)
 		ss_worker_main(s->live, &s->req, fd);
 	}
 	if (pid < 0) {
-		ss_reply_send(fd, 125, 0, "cloister: starting a worker: %s", strerror(errno));
+		char note[CL_ERROR_NOTE_MAX];
+		int e = errno;
+		cl_limit_note(e, 0, true, note, sizeof(note));
+		ss_reply_send(fd, 125, 0, "cloister: starting a worker: %s%s%s%s", strerror(e),
+		              note[0] ? " (" : "", note, note[0] ? ")" : "");
 		close_conn(&s->workers[i]);
 		return;
 	}
@@ -411,33 +447,12 @@ static void on_idle(struct ss_server *s)
 		arm_idle(s);
 }
 
-/* The session's directory or socket was removed (say, an `rm -rf` of the
- * runtime dir): nobody can reach the session any more, so it ends instead
- * of running on unreachable. */
-static void on_dir_change(struct ss_server *s)
-{
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
-
-	while ((n = read(s->dir_ev.fd, buf, sizeof(buf))) > 0) {
-		for (char *p = buf; p < buf + n;) {
-			const struct inotify_event *e = (const struct inotify_event *)p;
-			if ((e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) ||
-			    (e->len && strcmp(e->name, "sock") == 0))
-				stop(s);
-			p += sizeof(*e) + e->len;
-		}
-	}
-}
-
 static void event(void *ctx, struct ns_ev *ev, uint32_t events)
 {
 	struct ss_server *s = ctx;
 
 	if (ev == &s->listen_ev)
 		on_accept(s);
-	else if (ev == &s->dir_ev)
-		on_dir_change(s);
 	else if (ev == &s->idle_ev)
 		on_idle(s);
 	else if (ev == &s->req_ev)
@@ -510,14 +525,14 @@ static int ready(void *ctx, const struct ns_live *l, cl_error *err)
 			return cl_fail_errno(err, "arming the idle timeout");
 		arm_idle(s);
 	}
-	/* After the socket exists: its removal is one of the events. */
-	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (fd < 0 || inotify_add_watch(fd, s->dir, IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF |
-	                                IN_MOVE_SELF) < 0 || watch(s, &s->dir_ev, fd) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return cl_fail_errno(err, "watching the session directory %s", s->dir);
-	}
+	/* After the socket exists: its removal is one of the changes
+	 * check_dir looks for. */
+	char sock[sizeof(s->dir) + 8];
+	snprintf(sock, sizeof(sock), "%s/sock", s->dir);
+	if (lstat(s->dir, &s->dir_st) < 0 || lstat(sock, &s->sock_st) < 0)
+		return cl_fail_errno(err, "checking the session directory %s", s->dir);
+	s->next_check = cl_mono_ms() + DIR_CHECK_MS;
+	arm_requests(s);
 	/* The info file last: `ls` lists a session only once it can serve. */
 	if (ss_info_write(s->dir, &s->info, err) < 0)
 		return -1;
@@ -542,7 +557,6 @@ struct ss_server *ss_server_new(const char *dir, const struct ss_info *info, int
 	s->notify_fd = notify_fd;
 	s->listen_ev.fd = -1;
 	s->idle_ev.fd = -1;
-	s->dir_ev.fd = -1;
 	s->req_ev.fd = -1;
 	s->request_ms = request_ms;
 	for (size_t i = 0; i < MAX_WORKERS; i++)
