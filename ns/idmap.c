@@ -142,7 +142,7 @@ int ns_idmap_after_clone(const struct cl_policy *p, pid_t pid, const int *trees,
 		return cl_fail_errno(err, "opening the sandbox's user namespace");
 	/* The child holds the same trees (inherited at clone): the idmapping
 	 * set here is what it attaches. */
-	for (size_t j = 0; j < 2 * p->n_mounts; j++) {
+	for (size_t j = 0; p->n_mounts > 0 && j < 2 * p->n_mounts; j++) {
 		const struct cl_mount *m = &p->mounts[j % p->n_mounts];
 		if (trees[j] >= 0 && idmap_tree(trees[j], ns_bind_attrs(m->flags),
 		                                m->flags & CL_MF_IDMAP ? userns : -1,

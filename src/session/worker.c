@@ -426,8 +426,12 @@ _Noreturn static void do_put_tree(struct job *j)
 	if (tfd < 0)
 		child_fail(j, 125, err.errnum, "writing %s: %s", r->path, err.msg);
 	if (ss_tree_recv(0, tfd, &err) < 0 || ss_tree_commit(parent, tmp, name, r->path, &err) < 0) {
-		sb_remove_tree_or_say(parent, tmp, "the unfinished copy");
-		child_fail(j, 125, err.errnum, "copying into %s: %s", r->path, err.msg);
+		/* Said in the one error the client gets (this child's stderr
+		 * reaches nobody). */
+		int left = sb_remove_tree_at(parent, tmp);
+		child_fail(j, 125, err.errnum, "copying into %s: %s%s%s", r->path, err.msg,
+		           left < 0 ? "; the partial copy could not be removed: " : "",
+		           left < 0 ? strerror(-left) : "");
 	}
 	_exit(0);
 }

@@ -7,11 +7,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
 #include "src/workspace/wsdl.h"
 
 off_t ws_next_data(int fd, off_t off, off_t size)
@@ -54,12 +52,10 @@ static size_t chunk_len(off_t at, off_t size)
 
 bool ws_same_content(int a, int b, off_t size)
 {
-	cl_autofree char *x = malloc(WS_CHUNK);
-	cl_autofree char *y = malloc(WS_CHUNK);
+	/* On the stack, as copy.c's buffer: 128 KiB, in the caller's process. */
+	char x[WS_CHUNK], y[WS_CHUNK];
 	off_t off = 0;
 
-	if (!x || !y)
-		return false;
 	while (off < size) {
 		off_t da = ws_next_data(a, off, size), db = ws_next_data(b, off, size);
 		off_t at = da < db ? da : db;
@@ -85,13 +81,10 @@ static bool all_zero(const char *p, size_t len)
 /* buf holds [32 bytes: the chain so far][8: the chunk's index][data]. */
 int ws_sparse_id(int fd, off_t size, char oid[41], const char *rel, cl_error *err)
 {
-	cl_autofree unsigned char *buf = malloc(40 + WS_CHUNK);
-	unsigned char h[32];
+	unsigned char buf[40 + WS_CHUNK], h[32];
 	char head[64];
 	off_t off = 0;
 
-	if (!buf)
-		return cl_fail(err, ENOMEM, "hashing %s", rel);
 	ws_sha256(head, (size_t)snprintf(head, sizeof(head), "cloister-sparse %lld", (long long)size), h);
 	while (off < size) {
 		off_t at = ws_next_data(fd, off, size);
