@@ -168,6 +168,57 @@ static int copy_entry(int sdir, const char *name, const char *rel, void *ctx, st
 	return copy_file(rfd, c->ddir, name, rel, c, e);
 }
 
+/* The last component of a walk: opened without following, a link at it
+ * being ELOOP as openat2's RESOLVE_NO_SYMLINKS says (O_PATH opens the
+ * link itself, O_DIRECTORY says ENOTDIR). */
+static int walk_last(int cur, const char *name, int flags)
+{
+	struct stat st;
+	int fd = openat(cur, name, flags | O_NOFOLLOW | O_CLOEXEC), e = errno;
+
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+		close(fd);
+		return -ELOOP;
+	}
+	if (fd < 0 && e == ENOTDIR && fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return fd < 0 ? -e : fd;
+}
+
+/* Where openat2 is missing (before Linux 5.6, or filtered): the same
+ * answer from a walk, one component at a time, none followed; any ".."
+ * is refused (EXDEV) rather than resolved. */
+static int open_beneath_walk(int dirfd, const char *rel, int flags)
+{
+	char buf[PATH_MAX], *save = NULL, *comp, *next;
+	int cur, fd;
+
+	if (snprintf(buf, sizeof(buf), "%s", rel) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	cur = openat(dirfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	comp = strtok_r(buf, "/", &save);
+	while (comp && !strcmp(comp, "."))
+		comp = strtok_r(NULL, "/", &save);
+	if (!comp) {
+		fd = walk_last(cur, ".", flags);
+		close(cur);
+		return fd;
+	}
+	for (; comp; comp = next) {
+		next = strtok_r(NULL, "/", &save);
+		while (next && !strcmp(next, "."))
+			next = strtok_r(NULL, "/", &save);
+		fd = !strcmp(comp, "..") ? -EXDEV : walk_last(cur, comp, next ? O_PATH | O_DIRECTORY : flags);
+		close(cur);
+		if (fd < 0 || !next)
+			return fd;
+		cur = fd;
+	}
+	return -ENOENT;   /* (not reached: the loop returns at its last component) */
+}
+
 int sb_open_beneath(int dirfd, const char *rel, int flags)
 {
 	struct open_how how = {
@@ -179,6 +230,8 @@ int sb_open_beneath(int dirfd, const char *rel, int flags)
 	do
 		fd = syscall(SYS_openat2, dirfd, *rel ? rel : ".", &how, sizeof(how));
 	while (fd < 0 && errno == EAGAIN);
+	if (fd < 0 && errno == ENOSYS)
+		return open_beneath_walk(dirfd, rel, flags);
 	return fd < 0 ? -errno : (int)fd;
 }
 

@@ -46,6 +46,7 @@ struct ctx {
 	FILE *report;
 	cl_error *err;
 	int fatal;            /* a bad bundle or an escaping path */
+	bool refuse_outside_links;
 };
 
 static void conflict(struct ctx *c, const char *path, const char *why)
@@ -69,6 +70,18 @@ static bool deleted_here(const struct ctx *c, const char *path)
 		size_t l = strlen(c->jobs[i].path);
 		if (c->jobs[i].kind == K_DELETE && !strncmp(c->jobs[i].path, path, l) &&
 		    (path[l] == '\0' || path[l] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* Another add of this bundle is a file or link at a parent of j's path:
+ * writing j would go through it (a link) or fail midway (a file). */
+static bool added_above(const struct ctx *c, const struct job *j)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		size_t l = strlen(c->jobs[i].path);
+		if (c->jobs[i].kind == K_ADD && !strncmp(c->jobs[i].path, j->path, l) && j->path[l] == '/')
 			return true;
 	}
 	return false;
@@ -147,9 +160,26 @@ static int verify_one(struct ctx *c, struct job *j)
 
 	split_path(j);
 	pfd = sb_open_beneath(c->tfd, j->dir, O_PATH | O_DIRECTORY);
-	if (pfd == -ELOOP || pfd == -EXDEV) {
-		c->fatal = 1;
-		return cl_fail(c->err, 0, "TOOL_PATH_ESCAPE: %s goes through a symlink in %s", j->path, c->target);
+	/* git apply's "beyond a symbolic link": nothing is written through
+	 * a link, unless this bundle deletes it first (a type change). */
+	if ((pfd == -ELOOP || pfd == -EXDEV) && !(j->kind == K_ADD && deleted_here(c, j->dir))) {
+		conflict(c, j->path, "its path goes through a symlink in the target");
+		return 1;
+	}
+	if (j->kind == K_ADD && added_above(c, j)) {
+		conflict(c, j->path, "a parent of it is a file or symlink this bundle adds");
+		return 1;
+	}
+	if (j->kind == K_ADD && j->p->new_link && c->refuse_outside_links) {
+		rc = new_content(c, j, NULL, 0);
+		if (rc == 0 && ws_link_leaves_tree(j->path, j->data, j->len)) {
+			conflict(c, j->path, "a symlink that points out of the tree (--refuse-outside-links)");
+			return 1;
+		}
+		free(j->data);
+		j->data = NULL;
+		if (rc)
+			return rc;
 	}
 	if (j->kind != K_ADD) {
 		if (pfd < 0) {
@@ -167,7 +197,7 @@ static int verify_one(struct ctx *c, struct job *j)
 	} else if (pfd == -ENOTDIR && !deleted_here(c, j->dir)) {
 		conflict(c, j->path, "a parent in the target is not a directory");
 		return 1;
-	} else if (pfd < 0 && pfd != -ENOENT && pfd != -ENOTDIR) {
+	} else if (pfd < 0 && pfd != -ENOENT && pfd != -ENOTDIR && pfd != -ELOOP && pfd != -EXDEV) {
 		return cl_fail(c->err, -pfd, "opening the parent of %s", j->path);
 	}
 	/* A delete's hunks are checked too: what show says is removed is
@@ -210,6 +240,22 @@ static int make_parents(struct ctx *c, struct job *j)
 	return rc;
 }
 
+/* A link is made in the staging dir with symlinkat (never opened) and
+ * renamed into place like a file; its target was checked at parse time
+ * (no NUL, shorter than PATH_MAX). */
+static int stage_link(int sfd, const char *name, const struct job *j)
+{
+	char t[4096];
+
+	if (j->len >= sizeof(t)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(t, j->data, j->len);
+	t[j->len] = '\0';
+	return symlinkat(t, sfd, name);
+}
+
 static int stage(struct ctx *c, int sfd)
 {
 	char name[32];
@@ -219,6 +265,11 @@ static int stage(struct ctx *c, int sfd)
 		if (j->kind == K_DELETE)
 			continue;
 		snprintf(name, sizeof(name), "n%zu", i);
+		if (j->p->new_link) {
+			if (stage_link(sfd, name, j) < 0)
+				return cl_fail_errno(c->err, "staging the symlink %s", j->path);
+			continue;
+		}
 		cl_autoclose int fd = openat(sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		int rc = fd < 0 ? -errno : cl_write_all(fd, j->data, j->len);
 		if (rc == 0 && fchmod(fd, j->p->new_exec ? 0755 : 0644) < 0)
@@ -343,7 +394,14 @@ static int commit(struct ctx *c)
 enum ws_apply_result ws_apply(const struct ws_bundle *b, const char *target, bool check_only, FILE *report,
                               cl_error *err)
 {
-	struct ctx c = {.target = target, .report = report, .err = err};
+	return ws_apply_links(b, target, check_only, false, report, err);
+}
+
+enum ws_apply_result ws_apply_links(const struct ws_bundle *b, const char *target, bool check_only,
+                                    bool refuse_outside_links, FILE *report, cl_error *err)
+{
+	struct ctx c = {.target = target, .report = report, .err = err,
+	                .refuse_outside_links = refuse_outside_links};
 	enum ws_apply_result res = WS_APPLIED;
 	int rc = 0;
 

@@ -39,5 +39,9 @@ void ws_bundle_free(struct ws_bundle *b);
  * are printed to report, one line per path. */
 enum ws_apply_result ws_apply(const struct ws_bundle *b, const char *target, bool check_only, FILE *report,
                               cl_error *err);
+/* ws_apply; with refuse_outside_links a symlink pointing out of the tree
+ * (ws_link_leaves_tree) is a conflict. */
+enum ws_apply_result ws_apply_links(const struct ws_bundle *b, const char *target, bool check_only,
+                                    bool refuse_outside_links, FILE *report, cl_error *err);
 
 #endif

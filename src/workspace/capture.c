@@ -226,9 +226,7 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 		return have_l ? ws_walk_old_tree(w, lfd, name, rel, &ls, depth) : 0;
 	if (S_ISDIR(us.st_mode))
 		return upper_dir(w, ufd, lfd, name, rel, &ls, have_l, depth);
-	if (S_ISLNK(us.st_mode))
-		return ws_walk_unsupported(w, rel, "a symlink the sandbox made");
-	if (!S_ISREG(us.st_mode)) {
+	if (!S_ISREG(us.st_mode) && !S_ISLNK(us.st_mode)) {
 		/* A base special file copied up (chmod, touch) is no change a
 		 * bundle could name; what else was there is gone all the same. */
 		if (have_l && ws_is_special(&ls))
@@ -237,6 +235,8 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 			return rc;
 		return ws_walk_skip(w, rel, &us);
 	}
+	/* A symlink is carried as git does: its target is its content,
+	 * read with readlinkat, never followed (read_side). */
 	if (have_l && (rc = ws_walk_old_tree(w, lfd, name, rel, &ls, depth)) < 0)
 		return rc;
 	return ws_walk_push(w, rel, true, &us);
@@ -368,7 +368,11 @@ static int emit_pair(struct emit *o, int lower, int upper, const struct ent *old
 		return rc;
 	if (nw && (rc = read_side(upper, nw, &sn, &bn, why, err)) < 0)
 		return rc;
-	if (old && nw && old->link) {
+	/* A link is never modified in place: a changed target or a type
+	 * change is a delete and an add (apply writes a link only whole). */
+	if (old && nw && (old->link || nw->link)) {
+		if (old->link == nw->link && so.len == sn.len && !memcmp(so.data, sn.data, so.len))
+			return 0;
 		if ((rc = emit(o, old->path, &so, &none, why, err)) < 0)
 			return rc;
 		return emit(o, nw->path, &none, &sn, why, err);

@@ -102,10 +102,11 @@ static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const 
 			return cl_fail_errno(w->err, "reading workspace base directory %s", rel);
 		return ws_walk_copy(w, sub_n, sub_o, rel, depth + 1);
 	}
-	if (S_ISLNK(ns.st_mode))
-		return have_o && S_ISLNK(os.st_mode) && same_link(nfd, ofd, name) ? 0
-		       : ws_walk_unsupported(w, rel, "a symlink the sandbox made");
-	if (!S_ISREG(ns.st_mode)) {
+	/* A link is carried as git does (its target as content), never
+	 * followed; an unchanged one is no change. */
+	if (S_ISLNK(ns.st_mode) && have_o && S_ISLNK(os.st_mode) && same_link(nfd, ofd, name))
+		return 0;
+	if (!S_ISREG(ns.st_mode) && !S_ISLNK(ns.st_mode)) {
 		/* One the base had already: not the sandbox's to name. */
 		if (have_o && ws_is_special(&os))
 			return 0;

@@ -7,11 +7,13 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "src/error.h"
 #include "src/workspace/apply.h"
+#include "src/workspace/hunk.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/run.h"
 
@@ -19,7 +21,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: cloister diff apply BUNDLE TARGET [--check]\n"
+	fputs("usage: cloister diff apply BUNDLE TARGET [--check] [--refuse-outside-links]\n"
 	      "       cloister diff show BUNDLE [--stat]\n"
 	      "       cloister diff capture KEPT FILE\n", f);
 }
@@ -27,7 +29,7 @@ static void usage(FILE *f)
 static int cmd_apply(int argc, char **argv)
 {
 	const char *files[2] = {NULL, NULL};
-	bool check = false;
+	bool check = false, no_outside = false;
 	int n = 0;
 	cl_error err = {0};
 	struct ws_bundle b;
@@ -36,6 +38,8 @@ static int cmd_apply(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--check"))
 			check = true;
+		else if (!strcmp(argv[i], "--refuse-outside-links"))
+			no_outside = true;
 		else if (argv[i][0] == '-' && argv[i][1])
 			return fprintf(stderr, "cloister: diff apply: unknown option '%s'\n", argv[i]), EXIT_SETUP;
 		else if (n < 2)
@@ -50,7 +54,7 @@ static int cmd_apply(int argc, char **argv)
 		cl_error_print(&err);
 		return EXIT_SETUP;
 	}
-	r = ws_apply(&b, files[1], check, stderr, &err);
+	r = ws_apply_links(&b, files[1], check, no_outside, stderr, &err);
 	if (r == WS_APPLIED)
 		printf("%s %zu patch%s %s %s\n", check ? "checked:" : "applied", b.n, b.n == 1 ? "" : "es",
 		       check ? "apply cleanly to" : "to", files[1]);
@@ -88,6 +92,25 @@ static void show_patch(const struct ws_patch *p, const struct colors *c)
 			                                                                                  : l->s[k]);
 		printf("%s\n", *col ? c->reset : "");
 	}
+}
+
+/* A symlink pointing out of the tree is carried (git does) but flagged,
+ * on stderr so that the patch text stays what apply reads. */
+static void flag_outside_link(const struct ws_patch *p)
+{
+	char *t = NULL, why[256];
+	size_t n = 0;
+
+	if (p->op != WS_OP_ADD || !p->new_link || ws_patch_result(p, "", 0, &t, &n, why, sizeof(why)) != 0)
+		return;
+	/* The target is the sandbox's text: no control byte reaches a terminal. */
+	for (size_t k = 0; k < n; k++)
+		if ((unsigned char)t[k] < 0x20 || t[k] == 0x7f)
+			t[k] = '?';
+	if (ws_link_leaves_tree(p->path, t, n))
+		fprintf(stderr, "cloister: diff show: %s is a symlink that points out of the tree (to %.*s); "
+		        "`diff apply --refuse-outside-links` refuses it\n", p->path, (int)n, t);
+	free(t);
 }
 
 static void show_stat(const struct ws_bundle *b, const struct colors *c)
@@ -150,6 +173,8 @@ static int cmd_show(int argc, char **argv)
 	else
 		for (size_t i = 0; i < b.n; i++)
 			show_patch(&b.patches[i], c);
+	for (size_t i = 0; i < b.n; i++)
+		flag_outside_link(&b.patches[i]);
 	ws_bundle_free(&b);
 	return 0;
 }

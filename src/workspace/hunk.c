@@ -26,7 +26,7 @@ static bool is(const struct ws_line *l, const char *s)
 	return l->n == strlen(s) && memcmp(l->s, s, l->n) == 0;
 }
 
-/* "100644", "100755" or (old side only) "120000", and nothing after. */
+/* "100644", "100755" or (where link is given) "120000", and nothing after. */
 static int mode_of(const struct ws_line *l, size_t at, bool *exec, bool *link)
 {
 	const char *m = l->s + at;
@@ -237,7 +237,7 @@ int ws_patch_read(const json_t *o, struct ws_patch *p, char *why, size_t len)
 	bool is_new = l && starts(l, "new file mode "), is_del = l && starts(l, "deleted file mode ");
 	if ((p->op == WS_OP_ADD) != is_new || (p->op == WS_OP_DELETE) != is_del)
 		return fail(p, why, len, "its operation (%s) and its diff header disagree", op);
-	if (is_new && mode_of(l, 14, &p->new_exec, NULL) < 0)
+	if (is_new && mode_of(l, 14, &p->new_exec, &p->new_link) < 0)
 		return fail(p, why, len, "its diff has a new file mode apply cannot write: %.*s", (int)l->n, l->s);
 	if (is_del && mode_of(l, 18, &p->old_exec, &p->old_link) < 0)
 		return fail(p, why, len, "its diff has an unexpected header line: %.*s", (int)l->n, l->s);
@@ -294,13 +294,38 @@ int ws_patch_read(const json_t *o, struct ws_patch *p, char *why, size_t len)
 		char *out = NULL;
 		size_t out_len;
 		int rc = ws_patch_result(p, "", 0, &out, &out_len, why, len);
+		/* A link's content is its target: a path symlinkat can take. */
+		bool bad_link = rc == 0 && p->new_link && (!out_len || out_len >= 4096 || memchr(out, '\0', out_len));
 		free(out);
+		if (bad_link)
+			return fail(p, why, len, "a symlink whose target is empty, too long or has a NUL byte");
 		if (rc) {
 			ws_patch_free(p);
 			return -1;
 		}
 	}
 	return 0;
+}
+
+bool ws_link_leaves_tree(const char *path, const char *target, size_t len)
+{
+	long depth = 0;
+	const char *end = target + len;
+
+	if (len && target[0] == '/')
+		return true;
+	for (const char *c = path; (c = strchr(c, '/')); c++)
+		depth++;
+	for (const char *c = target; c < end;) {
+		const char *slash = memchr(c, '/', (size_t)(end - c));
+		size_t n = slash ? (size_t)(slash - c) : (size_t)(end - c);
+		if (n == 2 && !memcmp(c, "..", 2) && --depth < 0)
+			return true;
+		else if (n && !(n == 1 && *c == '.') && !(n == 2 && !memcmp(c, "..", 2)))
+			depth++;
+		c += n + (slash != NULL);
+	}
+	return false;
 }
 
 void ws_patch_free(struct ws_patch *p)

@@ -36,7 +36,7 @@ struct ws_hunk {
 struct ws_patch {
 	const char *path;
 	enum ws_op op;
-	bool old_exec, new_exec, old_link;
+	bool old_exec, new_exec, old_link, new_link;
 	char old_oid[WS_OID_HEX + 1], new_oid[WS_OID_HEX + 1];
 	bool binary;          /* "Binary files ... differ": content is bin */
 	unsigned char *bin;   /* binaryContent, decoded (add/modify) */
@@ -54,6 +54,10 @@ struct ws_patch {
  * line, what disagrees) and out freed. */
 int ws_patch_read(const json_t *o, struct ws_patch *p, char *why, size_t len);
 void ws_patch_free(struct ws_patch *p);
+/* The link an add of mode 120000 makes points out of the tree: an
+ * absolute target, or one whose `..` climb above the tree's root from
+ * path's directory (git carries both; show flags them, apply can refuse). */
+bool ws_link_leaves_tree(const char *path, const char *target, size_t len);
 
 /* The content p leaves at its path, from the preimage old (old_len bytes;
  * "" for an add): the binary content or the hunks applied, checked

@@ -286,9 +286,15 @@ static void disagreements(void)
 	CHECK("a mode change to the same mode is refused",
 	      refused("modify", cat(GIT, "old mode 100644\nnew mode 100644\n", idx("a\n", "a\n", NULL), NULL), NULL,
 	              "mode change apply cannot write"));
-	CHECK("a symlink add (which apply would write as a file) is refused",
-	      refused("add", cat(GIT, "new file mode 120000\n", idx(NULL, "t", NULL), NULL), NULL,
-	              "new file mode apply cannot write"));
+	CHECK("a symlink add gives its target",
+	      gives("add", cat(GIT, "new file mode 120000\n", idx(NULL, "t", NULL), "--- /dev/null\n+++ b/n.txt\n",
+	                       "@@ -0,0 +1 @@\n+t\n\\ No newline at end of file\n", NULL), NULL, "", "t"));
+	CHECK("a symlink add without a target is refused",
+	      refused("add", cat(GIT, "new file mode 120000\n", idx(NULL, "", NULL), NULL), NULL,
+	              "a symlink whose target is empty"));
+	CHECK("a mode change to a symlink is refused",
+	      refused("modify", cat(GIT, "old mode 100644\nnew mode 120000\n", idx("a\n", "a\n", NULL), NULL), NULL,
+	              "mode change apply cannot write"));
 	/* Shown as two lines, written as one. */
 	CHECK("a line after a line without newline is refused",
 	      refused("add", cat(GIT, "new file mode 100644\n", idx(NULL, "foobar\n", NULL), "--- /dev/null\n+++ b/n.txt\n",
