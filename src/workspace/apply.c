@@ -98,35 +98,35 @@ static int check_preimage(struct ctx *c, struct job *j, int pfd, char **old, siz
 	*old = NULL;
 	*old_len = 0;
 	if (fstatat(pfd, j->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		conflict(c, j->path, errno == ENOENT ? "missing in the target" : strerror(errno));
+		conflict(c, j->p->path, errno == ENOENT ? "missing in the target" : strerror(errno));
 		return 1;
 	}
 	if (j->p->old_link != S_ISLNK(st.st_mode) || (!S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode))) {
-		conflict(c, j->path, "changed type since the bundle's base");
+		conflict(c, j->p->path, "changed type since the bundle's base");
 		return 1;
 	}
 	if (S_ISLNK(st.st_mode)) {
 		char t[4096];
 		ssize_t n = readlinkat(pfd, j->base, t, sizeof(t));
 		if (n < 0)
-			return cl_fail_errno(c->err, "reading %s", j->path);
+			return cl_fail_errno(c->err, "reading %s", j->p->path);
 		if (!(*old = malloc((size_t)n + 1)))
-			return cl_fail(c->err, ENOMEM, "reading %s", j->path);
+			return cl_fail(c->err, ENOMEM, "reading %s", j->p->path);
 		memcpy(*old, t, (size_t)n);
 		*old_len = (size_t)n;
 		ws_blob_id(t, (size_t)n, oid);
 	} else {
 		cl_autoclose int fd = openat(pfd, j->base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 || (rc = cl_read_all(fd, (size_t)1 << 32, old, old_len)) < 0)
-			return cl_fail(c->err, fd < 0 ? errno : -rc, "reading %s", j->path);
+			return cl_fail(c->err, fd < 0 ? errno : -rc, "reading %s", j->p->path);
 		ws_blob_id(*old, *old_len, oid);
 		if (((st.st_mode & S_IXUSR) != 0) != j->p->old_exec) {
-			conflict(c, j->path, "its exec bit changed since the bundle's base");
+			conflict(c, j->p->path, "its exec bit changed since the bundle's base");
 			return 1;
 		}
 	}
 	if (strcmp(oid, j->p->old_oid)) {
-		conflict(c, j->path, "changed since the bundle's base");
+		conflict(c, j->p->path, "changed since the bundle's base");
 		return 1;
 	}
 	return 0;
@@ -135,7 +135,7 @@ static int check_preimage(struct ctx *c, struct job *j, int pfd, char **old, siz
 static int bad(struct ctx *c, const struct job *j, const char *why)
 {
 	c->fatal = 1;
-	return cl_fail(c->err, 0, "patch %s: %s", j->path, why);
+	return cl_fail(c->err, 0, "patch %s: %s", j->p->path, why);
 }
 
 /* What the patch leaves at its path, from the parsed patch only. */
@@ -145,7 +145,7 @@ static int new_content(struct ctx *c, struct job *j, const char *old, size_t old
 	int rc = ws_patch_result(j->p, old ? old : "", old_len, &j->data, &j->len, why, sizeof(why));
 
 	if (rc > 0)
-		conflict(c, j->path, why);
+		conflict(c, j->p->path, why);
 	else if (rc < 0)
 		return bad(c, j, why);
 	return rc;
@@ -163,17 +163,17 @@ static int verify_one(struct ctx *c, struct job *j)
 	/* git apply's "beyond a symbolic link": nothing is written through
 	 * a link, unless this bundle deletes it first (a type change). */
 	if ((pfd == -ELOOP || pfd == -EXDEV) && !(j->kind == K_ADD && deleted_here(c, j->dir))) {
-		conflict(c, j->path, "its path goes through a symlink in the target");
+		conflict(c, j->p->path, "its path goes through a symlink in the target");
 		return 1;
 	}
 	if (j->kind == K_ADD && added_above(c, j)) {
-		conflict(c, j->path, "a parent of it is a file or symlink this bundle adds");
+		conflict(c, j->p->path, "a parent of it is a file or symlink this bundle adds");
 		return 1;
 	}
 	if (j->kind == K_ADD && j->p->new_link && c->refuse_outside_links) {
 		rc = new_content(c, j, NULL, 0);
 		if (rc == 0 && ws_link_leaves_tree(j->path, j->data, j->len)) {
-			conflict(c, j->path, "a symlink that points out of the tree (--refuse-outside-links)");
+			conflict(c, j->p->path, "a symlink that points out of the tree (--refuse-outside-links)");
 			return 1;
 		}
 		free(j->data);
@@ -183,7 +183,7 @@ static int verify_one(struct ctx *c, struct job *j)
 	}
 	if (j->kind != K_ADD) {
 		if (pfd < 0) {
-			conflict(c, j->path, "missing in the target");
+			conflict(c, j->p->path, "missing in the target");
 			return 1;
 		}
 		if ((rc = check_preimage(c, j, pfd, &old, &old_len)) != 0) {
@@ -192,13 +192,13 @@ static int verify_one(struct ctx *c, struct job *j)
 		}
 	} else if (pfd >= 0 && faccessat(pfd, j->base, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
 	           !deleted_here(c, j->path)) {
-		conflict(c, j->path, "already exists in the target");
+		conflict(c, j->p->path, "already exists in the target");
 		return 1;
 	} else if (pfd == -ENOTDIR && !deleted_here(c, j->dir)) {
-		conflict(c, j->path, "a parent in the target is not a directory");
+		conflict(c, j->p->path, "a parent in the target is not a directory");
 		return 1;
 	} else if (pfd < 0 && pfd != -ENOENT && pfd != -ENOTDIR && pfd != -ELOOP && pfd != -EXDEV) {
-		return cl_fail(c->err, -pfd, "opening the parent of %s", j->path);
+		return cl_fail(c->err, -pfd, "opening the parent of %s", j->p->path);
 	}
 	/* A delete's hunks are checked too: what show says is removed is
 	 * what the file held. */
@@ -267,7 +267,7 @@ static int stage(struct ctx *c, int sfd)
 		snprintf(name, sizeof(name), "n%zu", i);
 		if (j->p->new_link) {
 			if (stage_link(sfd, name, j) < 0)
-				return cl_fail_errno(c->err, "staging the symlink %s", j->path);
+				return cl_fail_errno(c->err, "staging the symlink %s", j->p->path);
 			continue;
 		}
 		cl_autoclose int fd = openat(sfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -275,7 +275,7 @@ static int stage(struct ctx *c, int sfd)
 		if (rc == 0 && fchmod(fd, j->p->new_exec ? 0755 : 0644) < 0)
 			rc = -errno;
 		if (rc < 0)
-			return cl_fail(c->err, -rc, "staging %s", j->path);
+			return cl_fail(c->err, -rc, "staging %s", j->p->path);
 	}
 	return 0;
 }
@@ -293,7 +293,7 @@ static int commit_one(struct ctx *c, int sfd, size_t i)
 		return rc;
 	cl_autoclose int pfd = sb_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
 	if (pfd < 0)
-		return cl_fail(c->err, -pfd, "opening the parent of %s", j->path);
+		return cl_fail(c->err, -pfd, "opening the parent of %s", j->p->path);
 	if (j->kind == K_DELETE)
 		rc = renameat(pfd, j->base, sfd, name);
 	else if (j->kind == K_MODIFY)
@@ -301,7 +301,7 @@ static int commit_one(struct ctx *c, int sfd, size_t i)
 	else
 		rc = renameat2(sfd, name, pfd, j->base, RENAME_NOREPLACE);
 	if (rc < 0)
-		return cl_fail_errno(c->err, "putting %s in place", j->path);
+		return cl_fail_errno(c->err, "putting %s in place", j->p->path);
 	j->done = 1;
 	return 0;
 }
@@ -423,7 +423,7 @@ enum ws_apply_result ws_apply_links(const struct ws_bundle *b, const char *targe
 	 * others (a delete that frees the path of an add). */
 	for (size_t i = 0; i < c.n; i++) {
 		c.jobs[i].p = &b->patches[i];
-		c.jobs[i].path = b->patches[i].path;
+		c.jobs[i].path = b->patches[i].name;
 		c.jobs[i].kind = b->patches[i].op == WS_OP_ADD ? K_ADD : b->patches[i].op == WS_OP_DELETE ? K_DELETE
 		                 : K_MODIFY;
 	}

@@ -14,26 +14,19 @@
 #include "src/fdio.h"
 #include "src/workspace/apply.h"
 #include "src/workspace/capture.h"
+#include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
 
 /* A bundle of 100 MiB of patches grows by JSON escaping; twice is plenty. */
 #define MAX_FILE (2 * WS_MAX_BUNDLE_BYTES)
 
-static int check_path(json_t *v, size_t i, cl_error *err)
+static int check_name(const char *name, const char *p, cl_error *err)
 {
-	const char *p = json_string_value(v);
-	size_t n = json_string_length(v);
+	size_t n = strlen(name);
 
-	if (!p || !n)
-		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu has no path", i);
-	if (strlen(p) != n || n >= 4096)
-		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a NUL byte or is too long", i);
-	for (const char *c = p; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a control character", i);
-	if (p[0] == '/')
+	if (name[0] == '/')
 		return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s is absolute", p);
-	for (const char *c = p; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
+	for (const char *c = name; c && *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : NULL) {
 		size_t l = strcspn(c, "/");
 		if (l == 2 && !strncmp(c, "..", 2))
 			return cl_fail(err, 0, "TOOL_PATH_ESCAPE: patch path %s has a '..' component", p);
@@ -44,9 +37,29 @@ static int check_path(json_t *v, size_t i, cl_error *err)
 		if (!c[l])
 			break;
 	}
-	if (p[n - 1] == '/')
+	if (name[n - 1] == '/')
 		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch path %s is not normalized", p);
 	return 0;
+}
+
+static int check_path(json_t *v, size_t i, cl_error *err)
+{
+	const char *p = json_string_value(v);
+	size_t n = json_string_length(v);
+
+	if (!p || !n)
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu has no path", i);
+	if (strlen(p) != n || n >= 4 * 4096)
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path has a NUL byte or is too long", i);
+	/* Odd names travel C-quoted (pathq.h); the checks below are on the
+	 * name itself, the messages show the JSON form (no raw control byte). */
+	cl_autofree char *name = ws_path_decode(p);
+	if (!name)
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path is neither a plain UTF-8 name nor "
+		               "the one C-quoted form of a name (docs/workspaces.md)", i);
+	if (strlen(name) >= 4096)
+		return cl_fail(err, 0, "TOOL_PATH_INVALID: patch %zu: path is too long", i);
+	return check_name(name, p, err);
 }
 
 /* Only the fields apply honours: one it would ignore could be meant for

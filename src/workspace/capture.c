@@ -22,6 +22,7 @@
 #include "src/policy.h"
 #include "src/sandbox/fsafe.h"
 #include "src/workspace/patch.h"
+#include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
 
 int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct stat *st)
@@ -53,15 +54,6 @@ int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct sta
 bool ws_is_git_dir(const char *name)
 {
 	return strcasecmp(name, ".git") == 0;
-}
-
-bool ws_has_control(const char *s)
-{
-	for (const char *c = s; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return true;
-	/* A bundle path is a JSON string: UTF-8 or nothing. */
-	return !ws_utf8_valid(s, strlen(s));
 }
 
 int ws_walk_join(char *out, size_t len, const char *prefix, const char *name, cl_error *err)
@@ -105,8 +97,10 @@ static const char *special_type(mode_t m)
  * too): leaving it out keeps the rest of the run's work. */
 int ws_walk_skip(struct walk *w, const char *rel, const struct stat *st)
 {
-	if (json_array_append_new(w->skipped, json_pack("{s:s,s:s}", "path", rel, "type",
-	                                                special_type(st->st_mode))) < 0)
+	cl_autofree char *path = ws_path_encode(rel);   /* the bundle's form of a name */
+
+	if (!path || json_array_append_new(w->skipped, json_pack("{s:s,s:s}", "path", path, "type",
+	                                                         special_type(st->st_mode))) < 0)
 		return cl_fail(w->err, ENOMEM, "collecting workspace changes");
 	return 0;
 }
@@ -140,10 +134,6 @@ int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel,
 			continue;
 		if ((rc = ws_walk_join(sub, sizeof(sub), rel, de->d_name, w->err)) < 0)
 			break;
-		if (ws_has_control(de->d_name)) {
-			rc = ws_walk_unsupported(w, rel, "a directory with a file name holding control characters or invalid UTF-8");
-			break;
-		}
 		if (fstatat(dirfd(d), de->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0)
 			rc = cl_fail_errno(w->err, "reading %s", sub);
 		else
@@ -216,9 +206,6 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 		return 0;
 	if ((rc = ws_walk_join(rel, sizeof(rel), prefix, name, w->err)) < 0)
 		return rc;
-	/* A newline in a name could forge diff lines for the reviewer. */
-	if (ws_has_control(name))
-		return ws_walk_unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters or invalid UTF-8");
 	if (fstatat(ufd, name, &us, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(w->err, "reading %s", rel);
 	have_l = lfd >= 0 && fstatat(lfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;

@@ -85,8 +85,6 @@ static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const 
 
 	if ((rc = ws_walk_join(rel, sizeof(rel), prefix, name, w->err)) < 0)
 		return rc;
-	if (ws_has_control(name))
-		return ws_walk_unsupported(w, prefix[0] ? prefix : ".", "a directory with a file name holding control characters or invalid UTF-8");
 	if (fstatat(nfd, name, &ns, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(w->err, "reading %s", rel);
 	have_o = ofd >= 0 && fstatat(ofd, name, &os, AT_SYMLINK_NOFOLLOW) == 0;

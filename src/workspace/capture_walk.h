@@ -46,8 +46,6 @@ bool ws_is_special(const struct stat *st);
 /* Every file below the lower entry name (or the entry itself) as deleted. */
 int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel, const struct stat *st,
                      int depth);
-/* A byte below 0x20 or 0x7f in s. */
-bool ws_has_control(const char *s);
 /* The copy walker: nfd (the changed copy) against ofd (the base, or -1). */
 int ws_walk_copy(struct walk *w, int nfd, int ofd, const char *prefix, int depth);
 

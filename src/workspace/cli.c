@@ -107,7 +107,7 @@ static void flag_outside_link(const struct ws_patch *p)
 	for (size_t k = 0; k < n; k++)
 		if ((unsigned char)t[k] < 0x20 || t[k] == 0x7f)
 			t[k] = '?';
-	if (ws_link_leaves_tree(p->path, t, n))
+	if (ws_link_leaves_tree(p->name, t, n))
 		fprintf(stderr, "cloister: diff show: %s is a symlink that points out of the tree (to %.*s); "
 		        "`diff apply --refuse-outside-links` refuses it\n", p->path, (int)n, t);
 	free(t);

@@ -5,6 +5,7 @@
  * or forged bundle). */
 #define _GNU_SOURCE
 #include "src/workspace/hunk.h"
+#include "src/workspace/pathq.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -214,7 +215,9 @@ int ws_patch_read(const json_t *o, struct ws_patch *p, char *why, size_t len)
 	const char *op = json_string_value(json_object_get(o, "operation"));
 	const char *d = json_string_value(dj);
 	size_t dlen = json_string_length(dj), i = 1;
-	char a[4200], b[4200], line[8500];
+	/* A 4095-byte name quoted with octal escapes is four times as long. */
+	char a[16400], b[16400], line[32900];
+	char *qa, *qb;
 	bool mode_change = false;
 
 	memset(p, 0, sizeof(*p));
@@ -226,8 +229,22 @@ int ws_patch_read(const json_t *o, struct ws_patch *p, char *why, size_t len)
 		return fail(p, why, len, "its diff is empty, has a NUL byte or does not end with a newline");
 	if (split_lines(d, dlen, p) < 0)
 		return fail(p, why, len, "out of memory");
-	snprintf(a, sizeof(a), "a/%s", p->path);
-	snprintf(b, sizeof(b), "b/%s", p->path);
+	/* path is the JSON form (pathq.h); the headers name the file as git
+	 * writes it, rebuilt here from the decoded name, so only that one
+	 * spelling is accepted. */
+	if (!(p->name = ws_path_decode(p->path)))
+		return fail(p, why, len, "its path is not a name or the one C-quoted form of a name");
+	qa = ws_git_name("a/", p->name);
+	qb = ws_git_name("b/", p->name);
+	bool named = qa && qb;
+	if (named) {
+		snprintf(a, sizeof(a), "%s", qa);
+		snprintf(b, sizeof(b), "%s", qb);
+	}
+	free(qa);
+	free(qb);
+	if (!named)
+		return fail(p, why, len, "out of memory");
 	snprintf(line, sizeof(line), "diff --git %s %s", a, b);
 	if (!is(&p->lines[0], line))
 		return fail(p, why, len, "its diff header names another path: %.*s", (int)p->lines[0].n, p->lines[0].s);
@@ -330,6 +347,8 @@ bool ws_link_leaves_tree(const char *path, const char *target, size_t len)
 
 void ws_patch_free(struct ws_patch *p)
 {
+	free(p->name);
+	p->name = NULL;
 	free(p->lines);
 	free(p->hunks);
 	free(p->bin);

@@ -34,7 +34,8 @@ struct ws_hunk {
 };
 
 struct ws_patch {
-	const char *path;
+	const char *path;     /* the JSON form (pathq.h), for messages */
+	char *name;           /* the file's name, decoded: what apply opens */
 	enum ws_op op;
 	bool old_exec, new_exec, old_link, new_link;
 	char old_oid[WS_OID_HEX + 1], new_oid[WS_OID_HEX + 1];

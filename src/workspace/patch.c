@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "src/cleanup.h"
+#include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
 
 struct sbuf {
@@ -94,15 +96,19 @@ static const char *mode_of(const struct ws_side *s)
 }
 
 /* diff --git, mode lines, index line with full ids, ---/+++ names. */
-static void header(struct sbuf *b, const char *path, const struct ws_side *o, const struct ws_side *n,
+struct names {
+	char *a, *b;          /* "a/P" and "b/P" as git writes them (quoted when odd) */
+};
+
+static void header(struct sbuf *b, const struct names *nm, const struct ws_side *o, const struct ws_side *n,
                    bool with_names)
 {
 	char oid_o[WS_OID_HEX + 1], oid_n[WS_OID_HEX + 1], line[256];
 
-	sb_str(b, "diff --git a/");
-	sb_str(b, path);
-	sb_str(b, " b/");
-	sb_str(b, path);
+	sb_str(b, "diff --git ");
+	sb_str(b, nm->a);
+	sb_str(b, " ");
+	sb_str(b, nm->b);
 	sb_str(b, "\n");
 	if (!o->present) {
 		snprintf(line, sizeof(line), "new file mode %s\n", mode_of(n));
@@ -128,12 +134,10 @@ static void header(struct sbuf *b, const char *path, const struct ws_side *o, co
 	sb_str(b, line);
 	if (!with_names)
 		return;
-	sb_str(b, o->present ? "--- a/" : "--- /dev/null");
-	if (o->present)
-		sb_str(b, path);
-	sb_str(b, n->present ? "\n+++ b/" : "\n+++ /dev/null");
-	if (n->present)
-		sb_str(b, path);
+	sb_str(b, "--- ");
+	sb_str(b, o->present ? nm->a : "/dev/null");
+	sb_str(b, "\n+++ ");
+	sb_str(b, n->present ? nm->b : "/dev/null");
 	sb_str(b, "\n");
 }
 
@@ -185,9 +189,17 @@ static bool same_content(const struct ws_side *o, const struct ws_side *n)
 	return o->len == n->len && (o->len == 0 || memcmp(o->data, n->data, o->len) == 0);
 }
 
+static void names_free(struct names *nm)
+{
+	free(nm->a);
+	free(nm->b);
+}
+
 json_t *ws_patch_make(const char *path, const struct ws_side *o, const struct ws_side *n,
                       bool *same, cl_error *err)
 {
+	__attribute__((cleanup(names_free))) struct names nm = {0};
+	cl_autofree char *jpath = NULL;
 	struct sbuf b = {0};
 	bool binary = (o->present && ws_is_binary(o->data, o->len)) ||
 	              (n->present && ws_is_binary(n->data, n->len));
@@ -197,15 +209,20 @@ json_t *ws_patch_make(const char *path, const struct ws_side *o, const struct ws
 	*same = content_same && o->exec == n->exec && o->link == n->link;
 	if (*same)
 		return NULL;
+	nm.a = ws_git_name("a/", path);
+	nm.b = ws_git_name("b/", path);
+	jpath = ws_path_encode(path);
+	if (!nm.a || !nm.b || !jpath) {
+		cl_fail(err, 12, "building the patch for %s", path);
+		return NULL;
+	}
 	/* ---/+++ appear only when there is content to show, as in git. */
-	header(&b, path, o, n, !content_same && !binary && ((o->present && o->len) || (n->present && n->len)));
+	header(&b, &nm, o, n, !content_same && !binary && ((o->present && o->len) || (n->present && n->len)));
 	if (!content_same && binary) {
 		sb_str(&b, "Binary files ");
-		sb_str(&b, o->present ? "a/" : "/dev/null");
-		sb_str(&b, o->present ? path : "");
+		sb_str(&b, o->present ? nm.a : "/dev/null");
 		sb_str(&b, " and ");
-		sb_str(&b, n->present ? "b/" : "/dev/null");
-		sb_str(&b, n->present ? path : "");
+		sb_str(&b, n->present ? nm.b : "/dev/null");
 		sb_str(&b, " differ\n");
 	} else if (!content_same && hunks(&b, o, n, err) < 0) {
 		free(b.s);
@@ -213,7 +230,7 @@ json_t *ws_patch_make(const char *path, const struct ws_side *o, const struct ws
 	}
 	if (b.oom) {
 		free(b.s);
-		cl_fail(err, 12, "building the patch for %s", path);
+		cl_fail(err, 12, "building the patch for %s", jpath);
 		return NULL;
 	}
 	/* By length, never "s": a NUL would cut the text there. None can be
@@ -224,7 +241,7 @@ json_t *ws_patch_make(const char *path, const struct ws_side *o, const struct ws
 		cl_fail(err, 0, "building the patch for %s: a NUL byte in its text diff", path);
 		return NULL;
 	}
-	p = json_pack("{s:s,s:s,s:s%}", "path", path, "operation",
+	p = json_pack("{s:s,s:s,s:s%}", "path", jpath, "operation",
 	              !o->present ? "add" : !n->present ? "delete" : "modify", "diff", b.s, b.len);
 	free(b.s);
 	/* The content only when the patch changes it: a mode change of a
@@ -239,7 +256,7 @@ json_t *ws_patch_make(const char *path, const struct ws_side *o, const struct ws
 		free(enc);
 	}
 	if (!p)
-		cl_fail(err, 12, "building the patch for %s", path);
+		cl_fail(err, 12, "building the patch for %s", jpath);
 	return p;
 }
 

@@ -174,4 +174,51 @@ PY
 	assert_eq "" "$(ls -A "$T_TMP/target")" "written into the target"
 }
 
+# Names with a newline, a tab, a quote, a backslash, UTF-8 and a byte that
+# is not UTF-8: carried losslessly, headers as `git diff` writes them.
+t_odd_names_round_trip() {
+	setup
+	printf 'old\n' >"$W/$(printf 'had\nnewline')"
+	printf 'cafe\n' >"$W/café.txt"
+	printf 'tab\n' >"$W/$(printf 'a\tb')"
+	run_and_round_trip 'printf "more\n" >>"$(printf "had\nnewline")" && printf "x\n" >>café.txt &&
+		printf "n\n" >"$(printf "new\nline.txt")" && printf "q\n" >"quo\"te\\back" &&
+		printf "b\n" >"$(printf "bad\377name")" && mkdir -p "$(printf "d\001ir")" &&
+		printf "s\n" >"$(printf "d\001ir/sub")" && rm "$(printf "a\tb")"'
+	assert_eq '"a\tb" "bad\377name" "d\001ir/sub" "had\nnewline" "new\nline.txt" café.txt quo"te\back' \
+		"$(py '" ".join(sorted(p["path"] for p in j["patches"]))' <"$T_TMP/b.json")" "JSON paths (quoted when odd)"
+	# The headers are git's own: a repository of the base, the bundle
+	# applied, and git's diff of it name every file the same way.
+	rm -rf "$T_TMP/repo"; cp -a "$T_TMP/base" "$T_TMP/repo"
+	(cd "$T_TMP/repo" && git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base &&
+		git apply "$T_TMP/all.patch" && git add -A &&
+		git diff --cached --no-renames --full-index) >"$T_TMP/git.diff" 2>"$T_TMP/git.err" ||
+		fail "git: $(cat "$T_TMP/git.err")"
+	assert_eq "$(grep -a '^diff --git\|^--- \|^+++ ' "$T_TMP/git.diff" | sort)" \
+		"$(grep -a '^diff --git\|^--- \|^+++ ' "$T_TMP/all.patch" | sort)" "headers against git diff's"
+	assert_contains "$(cat "$T_TMP/all.patch")" 'diff --git "a/caf\303\251.txt" "b/caf\303\251.txt"'
+	clr diff show "$T_TMP/b.json"
+	assert_eq 0 "$RC" "show ($ERR)"
+	assert_contains "$OUT" '+++ "b/new\nline.txt"'
+}
+
+# One spelling per name: a raw control byte, a quoted plain name or a
+# needless octal escape is refused before anything is read.
+t_odd_names_in_another_form_are_refused() {
+	setup
+	mkdir -p "$T_TMP/target"
+	for p in $'raw\nnewline' '"plain"' '"\\141"' '"a\\000b"' '"unterminated'; do
+		python3 - "$p" >"$T_TMP/evil.json" <<'PY2'
+import json, sys
+p = sys.argv[1]
+d = "diff --git a/x b/x\nnew file mode 100644\nindex %s..%s\n" % ("0" * 40, "0" * 40)
+print(json.dumps({"seq": 1, "baseRef": "sha256:0", "patches": [{"path": p, "operation": "add", "diff": d}]}))
+PY2
+		clr diff apply "$T_TMP/evil.json" "$T_TMP/target"
+		assert_eq 125 "$RC" "apply of $p ($ERR)"
+		assert_contains "$ERR" "TOOL_PATH_INVALID" "$p"
+	done
+	assert_eq "" "$(ls -A "$T_TMP/target")" "written into the target"
+}
+
 run_tests
