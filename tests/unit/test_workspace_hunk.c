@@ -12,6 +12,7 @@
 #include "src/workspace/apply.h"
 #include "src/workspace/hunk.h"
 #include "src/workspace/patch.h"
+#include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
 #include "tests/unit/unit.h"
 
@@ -349,6 +350,51 @@ static void bundles(void)
 	json_decref(d);
 }
 
+/* encode then decode gives the name back, for every byte value. */
+static int round_trips(const char *name, const char *want_json)
+{
+	char *e = ws_path_encode(name), *d = e ? ws_path_decode(e) : NULL;
+	int ok = e && d && !strcmp(d, name) && (!want_json || !strcmp(e, want_json));
+
+	free(e);
+	free(d);
+	return ok;
+}
+
+static int decode_refused(const char *path)
+{
+	char *d = ws_path_decode(path);
+
+	free(d);
+	return d == NULL;
+}
+
+static void names(void)
+{
+	int all = 1;
+	char n[4] = "a?b";
+	char *g = ws_git_name("a/", "caf\xc3\xa9");
+
+	for (int c = 1; c < 256; c++) {
+		n[1] = (char)c;
+		all &= round_trips(n, NULL);
+	}
+	CHECK("every byte of a name round-trips through the JSON form", all);
+	CHECK("a plain UTF-8 name is itself", round_trips("src/caf\xc3\xa9.txt", "src/caf\xc3\xa9.txt"));
+	CHECK("a newline is quoted as git does", round_trips("a\nb", "\"a\\nb\""));
+	CHECK("a byte that is not UTF-8 is octal", round_trips("bad\xff", "\"bad\\377\""));
+	CHECK("a name starting with a quote is quoted", round_trips("\"x", "\"\\\"x\""));
+	CHECK("a quote inside a plain name stays", round_trips("a\"b\\c", "a\"b\\c"));
+	CHECK("git's header quotes bytes >= 0x80", g && !strcmp(g, "\"a/caf\\303\\251\""));
+	free(g);
+	CHECK("a raw control byte is refused", decode_refused("a\tb"));
+	CHECK("a plain name in quotes is refused", decode_refused("\"ab\""));
+	CHECK("an octal escape of a short-escape byte is refused", decode_refused("\"a\\011\""));
+	CHECK("a NUL escape is refused", decode_refused("\"a\\000\""));
+	CHECK("an unterminated quote is refused", decode_refused("\"a\\n"));
+	CHECK("a bare quote inside is refused", decode_refused("\"a\"\\n\""));
+}
+
 int main(void)
 {
 	cl_error err = {0};
@@ -360,5 +406,6 @@ int main(void)
 	hunks();
 	disagreements();
 	bundles();
+	names();
 	UNIT_MAIN_END;
 }
