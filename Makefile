@@ -49,9 +49,12 @@ LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -l
 endif
 
 ifeq ($(NATIVE),0)
-LIB_SRC := $(filter-out src/main.c src/cli_bwrap%.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c))
+# The native-only front-ends: bwrap, the session commands, `cloister seccomp`.
+NATIVE_CLI := src/cli/bwrap/%.c src/cli/session_%.c src/cli/seccomp.c
+LIB_SRC := $(filter-out src/cli/main.c $(NATIVE_CLI),$(wildcard src/*/*.c src/cli/bwrap/*.c))
+LIB_SRC := $(filter-out src/session/%.c,$(LIB_SRC))
 else
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c src/session/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c src/cli/bwrap/*.c ns/*.c seccomp/*.c cgroups/*.c))
 endif
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no
@@ -99,7 +102,7 @@ $(B)/libcloister.a: $(LIB_OBJ) $(if $(filter 0,$(NATIVE)),,$(GEN_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/cloister: $(B)/src/main.o $(B)/libcloister.a
+$(B)/cloister: $(B)/src/cli/main.o $(B)/libcloister.a
 	$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
 $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(B)/libcloister.a

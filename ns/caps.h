@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* Plain data the drop needs, computed before clone. */
 struct ns_caps_plan {

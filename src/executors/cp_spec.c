@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/clock.h"
+#include "src/util/cleanup.h"
+#include "src/util/clock.h"
 #include "src/executors/cp_exec.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/fsafe.h"

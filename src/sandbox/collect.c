@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/fsafe.h"
 #include "src/sandbox/provider.h"
 #include "src/sandbox/run_internal.h"
-#include "src/status.h"
+#include "src/policy/status.h"
 #include "src/workspace/apply.h"
 #include "src/workspace/capture.h"
 

@@ -15,8 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/bundle.h"
 
 #define COPY_MAX_DEPTH 64

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/egress.h"
 #include <sys/stat.h>

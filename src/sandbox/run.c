@@ -12,10 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/clock.h"
-#include "src/fdio.h"
-#include "src/policy_json.h"
+#include "src/util/cleanup.h"
+#include "src/util/clock.h"
+#include "src/util/fdio.h"
+#include "src/policy/policy_json.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/egress.h"
 #include "src/sandbox/exec.h"
@@ -25,7 +25,7 @@
 #include "src/sandbox/provider.h"
 #include "src/sandbox/proxy.h"
 #include "src/sandbox/run_internal.h"
-#include "src/status.h"
+#include "src/policy/status.h"
 #include "src/workspace/snapshot.h"
 
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/fsafe.h"
 
 static int __attribute__((format(printf, 3, 4))) why(struct sb_tar_dest *d, int rc, const char *fmt, ...)

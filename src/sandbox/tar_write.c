@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 #define WRITE_MAX_DEPTH 64
 

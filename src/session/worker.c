@@ -34,10 +34,10 @@
 #include "cgroups/cgroup.h"
 #include "ns/init.h"
 #include "ns/pty.h"
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/fsafe.h"
 #include "src/session/tree.h"
-#include "src/parse.h"
+#include "src/policy/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

@@ -14,9 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/policy.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/policy/policy.h"
 #include "src/sandbox/fsafe.h"
 #include "src/workspace/hunk.h"
 #include "src/workspace/patch.h"

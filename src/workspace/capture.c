@@ -17,9 +17,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/policy.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/policy/policy.h"
 #include "src/sandbox/fsafe.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 #include "src/workspace/capture.h"
 
 #define MAX_DEPTH 256

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/fsafe.h"
 #include "src/workspace/copy.h"
 #include "src/workspace/merged.h"

@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 #include "src/workspace/copy.h"
 #include "src/workspace/probe.h"
 #include "src/workspace/snapshot.h"
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 int ws_state_root(char *out, size_t len, cl_error *err)
 {
