@@ -49,8 +49,9 @@ LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -l
 endif
 
 ifeq ($(NATIVE),0)
-# The native-only front-ends: bwrap, the session commands, `cloister seccomp`.
-NATIVE_CLI := src/cli/bwrap/%.c src/cli/session_%.c src/cli/seccomp.c
+# The native-only front-ends (bwrap, the session commands, `cloister seccomp`)
+# and capability names (libcap).
+NATIVE_CLI := src/cli/bwrap/%.c src/cli/session_%.c src/cli/seccomp.c src/policy/caps.c
 LIB_SRC := $(filter-out src/cli/main.c $(NATIVE_CLI),$(wildcard src/*/*.c src/cli/bwrap/*.c))
 LIB_SRC := $(filter-out src/session/%.c,$(LIB_SRC))
 else

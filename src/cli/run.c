@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #if CL_NATIVE
-#include "ns/caps.h"
+#include "src/policy/caps.h"
 #else
 #include "src/executors/docker_body.h"
 #endif
@@ -251,7 +251,7 @@ static int parse_limit(int c, const char *v, struct cl_policy *p, cl_error *err)
 #if CL_NATIVE
 static int caps_parse(const char *name, uint64_t *mask)
 {
-	return ns_caps_parse(name, mask);
+	return cl_caps_parse(name, mask);
 }
 #else
 /* Without libcap (NATIVE=0): the names docker knows, CAP_ optional. */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ns/caps.h"
+#include "src/policy/caps.h"
 #include "src/cli/seccomp.h"
 #include "seccomp/profile.h"
 #include "seccomp/seccomp.h"
@@ -60,7 +60,7 @@ static int parse(int argc, char **argv, bool compile, struct opts *o, cl_error *
 			break;
 		case 'n': o->ctx.allow_nested = true; break;
 		case 'c':
-			if (ns_caps_parse(optarg, &m) < 0)
+			if (cl_caps_parse(optarg, &m) < 0)
 				return cl_fail(err, 0, "--cap-add '%s': unknown capability", optarg);
 			o->ctx.caps |= m;
 			break;

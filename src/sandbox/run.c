@@ -20,6 +20,7 @@
 #include "src/sandbox/egress.h"
 #include "src/sandbox/exec.h"
 #include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/policy_build.h"
 #include "src/sandbox/provider.h"
@@ -154,9 +155,9 @@ static int step_create(struct run *r, struct sb_error *e)
 		return rc;
 	/* The writable result file the protocol names, bound over a
 	 * placeholder in the read-only request. */
-	rc = sb_write_at(r->l.tmp_fd, "sandbox-result.json", "", 0, 0666);
+	rc = cl_write_at(r->l.tmp_fd, "sandbox-result.json", "", 0, 0666);
 	if (rc == 0)
-		rc = sb_write_at(r->l.tmp_fd, "empty-profile", "", 0, 0644);
+		rc = cl_write_at(r->l.tmp_fd, "empty-profile", "", 0, 0644);
 	if (rc < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "creating %s", r->l.result_file);
 	return 0;
@@ -172,11 +173,11 @@ static int write_request_files(struct run *r, struct sb_error *e)
 	json_decref(req);
 	if (!text)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request file");
-	if ((rc = sb_write_at(r->l.request_fd, SB_REQUEST_FILE, text, strlen(text), 0644)) < 0 ||
-	    (rc = sb_write_at(r->l.request_fd, SB_RESULT_FILE, "", 0, 0644)) < 0)
+	if ((rc = cl_write_at(r->l.request_fd, SB_REQUEST_FILE, text, strlen(text), 0644)) < 0 ||
+	    (rc = cl_write_at(r->l.request_fd, SB_RESULT_FILE, "", 0, 0644)) < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing %s/.smithers", r->l.request);
 	if (r->s->egress.ca_pem &&
-	    (rc = sb_write_at(r->l.request_fd, SB_EGRESS_CA_RELATIVE, r->s->egress.ca_pem,
+	    (rc = cl_write_at(r->l.request_fd, SB_EGRESS_CA_RELATIVE, r->s->egress.ca_pem,
 	                      strlen(r->s->egress.ca_pem), 0644)) < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the egress CA");
 	return 0;
@@ -197,7 +198,7 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		json_decref(readme);
 		if (!text)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
-		rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644);
+		rc = cl_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644);
 		if (rc < 0)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the request README.md");
 		*bytes = strlen(text);

@@ -17,7 +17,7 @@
 #include "src/util/cleanup.h"
 #include "src/util/fdio.h"
 #include "src/policy/policy.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/hunk.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/state.h"
@@ -146,7 +146,7 @@ static int verify_one(struct ctx *c, struct job *j)
 	int rc;
 
 	split_path(j);
-	pfd = sb_open_beneath(c->tfd, j->dir, O_PATH | O_DIRECTORY);
+	pfd = cl_open_beneath(c->tfd, j->dir, O_PATH | O_DIRECTORY);
 	if (pfd == -ELOOP || pfd == -EXDEV) {
 		c->fatal = 1;
 		return cl_fail(c->err, 0, "TOOL_PATH_ESCAPE: %s goes through a symlink in %s", j->path, c->target);
@@ -192,12 +192,12 @@ static int make_parents(struct ctx *c, struct job *j)
 		const char *slash = strchr(s, '/');
 		size_t upto = slash ? (size_t)(slash - j->dir) : strlen(j->dir);
 		snprintf(part, sizeof(part), "%.*s", (int)upto, j->dir);
-		cl_autoclose int fd = sb_open_beneath(c->tfd, part, O_PATH | O_DIRECTORY);
+		cl_autoclose int fd = cl_open_beneath(c->tfd, part, O_PATH | O_DIRECTORY);
 		if (fd == -ENOENT) {
 			const char *slash2 = strrchr(part, '/');
 			char parent[4096];
 			snprintf(parent, sizeof(parent), "%.*s", slash2 ? (int)(slash2 - part) : 0, part);
-			cl_autoclose int pfd = sb_open_beneath(c->tfd, parent, O_PATH | O_DIRECTORY);
+			cl_autoclose int pfd = cl_open_beneath(c->tfd, parent, O_PATH | O_DIRECTORY);
 			if (pfd < 0 || mkdirat(pfd, slash2 ? slash2 + 1 : part, 0755) < 0)
 				return cl_fail(c->err, pfd < 0 ? -pfd : errno, "creating directory %s", part);
 			if (!cl_strv_push(&j->made, part))
@@ -240,7 +240,7 @@ static int commit_one(struct ctx *c, int sfd, size_t i)
 	snprintf(name, sizeof(name), "%c%zu", j->kind == K_DELETE ? 'd' : 'n', i);
 	if (j->kind == K_ADD && (rc = make_parents(c, j)) < 0)
 		return rc;
-	cl_autoclose int pfd = sb_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
+	cl_autoclose int pfd = cl_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
 	if (pfd < 0)
 		return cl_fail(c->err, -pfd, "opening the parent of %s", j->path);
 	if (j->kind == K_DELETE)
@@ -262,7 +262,7 @@ static void undo_one(struct ctx *c, int sfd, size_t i)
 	int pfd;
 
 	snprintf(name, sizeof(name), "%c%zu", j->kind == K_DELETE ? 'd' : 'n', i);
-	pfd = sb_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
+	pfd = cl_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
 	if (pfd >= 0 && j->done) {
 		if (j->kind == K_DELETE)
 			renameat(sfd, name, pfd, j->base);
@@ -335,7 +335,7 @@ static int commit(struct ctx *c)
 			if (c->jobs[k].kind == K_DELETE)
 				prune_dirs(c, &c->jobs[k]);
 	close(sfd);
-	sb_remove_tree_or_say(c->tfd, sname, "the staging directory of diff apply");
+	cl_remove_tree_or_say(c->tfd, sname, "the staging directory of diff apply");
 	free(seq);
 	return rc;
 }

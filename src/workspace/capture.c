@@ -20,7 +20,7 @@
 #include "src/util/cleanup.h"
 #include "src/util/fdio.h"
 #include "src/policy/policy.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"
 
@@ -292,7 +292,7 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		const char *slash = strrchr(e->path, '/');
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - e->path) : 0, e->path);
-		dfd = sb_open_beneath(root, dir, O_PATH | O_DIRECTORY);
+		dfd = cl_open_beneath(root, dir, O_PATH | O_DIRECTORY);
 		if (!t || dfd < 0 || (n = readlinkat(dfd, slash ? slash + 1 : e->path, t, PATH_MAX)) < 0) {
 			free(t);
 			return cl_fail(err, dfd < 0 ? -dfd : errno, "reading symlink %s", e->path);
@@ -301,7 +301,7 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		*s = (struct ws_side){.present = true, .link = true, .data = t, .len = (size_t)n};
 		return 0;
 	}
-	fd = sb_open_beneath(root, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	fd = cl_open_beneath(root, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return cl_fail(err, -fd, "opening workspace file %s", e->path);
 	if (ovl_mark(fd, "metacopy", v, sizeof(v))) {

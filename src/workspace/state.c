@@ -2,7 +2,7 @@
  * O_NOFOLLOW, the run dir is new (never reused), the overlay layers reach
  * the child by path (see add_mount). */
 #define _GNU_SOURCE
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/state.h"
 
 #include <dirent.h>
@@ -400,7 +400,7 @@ static bool unfinished(int run_fd)
 	rewinddir(d);   /* the dup shares the offset */
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			sb_remove_tree_or_say(dirfd(d), de->d_name, "a part of an unfinished sticky workspace");
+			cl_remove_tree_or_say(dirfd(d), de->d_name, "a part of an unfinished sticky workspace");
 	closedir(d);
 	return true;
 }
@@ -481,7 +481,7 @@ void ws_run_cleanup(struct ws_run *w)
 	close_fd(&w->work_fd);
 	/* Removed while still locked: gc never sees it half gone. */
 	if (w->parent_fd >= 0 && w->name[0] && !w->sticky) {
-		int r = sb_remove_tree_at(w->parent_fd, w->name);
+		int r = cl_remove_tree_at(w->parent_fd, w->name);
 		/* Never silent: gc retries, but the user learns it stayed. */
 		if (r < 0)
 			fprintf(stderr, "cloister: could not remove workspace run %s: %s (cloister "
@@ -597,7 +597,7 @@ void ws_gc(void)
 				close(fd);
 			continue;
 		}
-		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+		int r = cl_remove_tree_at(dirfd(d), de->d_name);
 		if (r == 0)
 			printf("removed %s workspace %s\n", run ? "abandoned" : kept ? "kept (failed capture)"
 			       : "idle sticky", sticky ? de->d_name + 7 : de->d_name);

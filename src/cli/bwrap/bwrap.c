@@ -10,7 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "ns/caps.h"
+#include "src/policy/caps.h"
 #include "src/cli/bwrap/bwrap.h"
 #include "src/workspace/run.h"
 #include "src/policy/executor.h"
@@ -166,7 +166,7 @@ static int resolve_caps(struct cl_bwrap *b, cl_error *err)
 {
 	uint64_t keep = 0;
 
-	for (unsigned c = 0; getuid() == 0 && c <= ns_caps_last() && c < 64; c++) {
+	for (unsigned c = 0; getuid() == 0 && c <= cl_caps_last() && c < 64; c++) {
 		int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
 		if (r < 0 && errno == EINVAL)   /* past the kernel's last cap */
 			break;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ns/caps.h"
+#include "src/policy/caps.h"
 #include "src/util/cleanup.h"
 #include "src/cli/bwrap/bwrap.h"
 #include "src/policy/parse.h"
@@ -357,7 +357,7 @@ static int o_cap(struct cl_bwrap *b, const struct cl_bwrap_opt *o, char **a, cl_
 	bool addc = strcmp(o->name, "--cap-add") == 0;
 	uint64_t mask;
 
-	if (ns_caps_parse(a[0], &mask) < 0)
+	if (cl_caps_parse(a[0], &mask) < 0)
 		return cl_fail(err, 0, "unknown cap: %s", a[0]);
 	b->caps_touched = true;
 	if (addc)

@@ -2,7 +2,7 @@
  * fields, payloads passed through in pieces, GNU 'L' long names and pax
  * 'x' path records bounded; anything it cannot read exactly is refused. */
 #define _GNU_SOURCE
-#include "src/sandbox/tar_read.h"
+#include "src/util/tar_read.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,25 +13,25 @@
 
 enum { T_HEADER, T_META, T_DATA, T_PAD, T_END };
 
-void sb_tar_init(struct sb_tar *t, const struct sb_tar_ops *ops, void *ctx)
+void cl_tar_init(struct cl_tar *t, const struct cl_tar_ops *ops, void *ctx)
 {
 	memset(t, 0, sizeof(*t));
 	t->ops = ops;
 	t->ctx = ctx;
 }
 
-void sb_tar_free(struct sb_tar *t)
+void cl_tar_free(struct cl_tar *t)
 {
 	free(t->meta);
 	t->meta = NULL;
 }
 
-int sb_tar_done(const struct sb_tar *t)
+int cl_tar_done(const struct cl_tar *t)
 {
 	return t->state == T_END;
 }
 
-static int __attribute__((format(printf, 2, 3))) refuse(struct sb_tar *t, const char *fmt, ...)
+static int __attribute__((format(printf, 2, 3))) refuse(struct cl_tar *t, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -98,7 +98,7 @@ static void header_name(const unsigned char *h, char *out, size_t len)
 
 /* "LEN path=VALUE\n" records; only path is taken, a size record (which
  * would change how the payload is read) is refused. */
-static int pax_path(struct sb_tar *t)
+static int pax_path(struct cl_tar *t)
 {
 	size_t i = 0;
 
@@ -126,7 +126,7 @@ static int pax_path(struct sb_tar *t)
 	return 0;
 }
 
-static int meta_done(struct sb_tar *t)
+static int meta_done(struct cl_tar *t)
 {
 	if (t->meta_type == 'x')
 		return pax_path(t);
@@ -140,7 +140,7 @@ static int meta_done(struct sb_tar *t)
 	return 0;   /* 'g': global pax records, nothing this reader uses */
 }
 
-static int header(struct sb_tar *t)
+static int header(struct cl_tar *t)
 {
 	const unsigned char *h = t->blk;
 	uint64_t size, mode;
@@ -167,7 +167,7 @@ static int header(struct sb_tar *t)
 	t->left = size;
 	t->pad = (512 - size % 512) % 512;
 	if (type == 'L' || type == 'x' || type == 'g') {
-		if (size > SB_TAR_PAX_MAX)
+		if (size > CL_TAR_PAX_MAX)
 			return refuse(t, "a %c header of %llu bytes", type, (unsigned long long)size);
 		free(t->meta);
 		t->meta = malloc(size + 1);
@@ -208,7 +208,7 @@ static int header(struct sb_tar *t)
 	return 0;
 }
 
-int sb_tar_feed(struct sb_tar *t, const void *buf, size_t len)
+int cl_tar_feed(struct cl_tar *t, const void *buf, size_t len)
 {
 	const unsigned char *p = buf;
 	int rc = 0;
@@ -260,7 +260,7 @@ int sb_tar_feed(struct sb_tar *t, const void *buf, size_t len)
 	return rc;
 }
 
-int sb_tar_finish(struct sb_tar *t)
+int cl_tar_finish(struct cl_tar *t)
 {
 	if (t->state == T_END)
 		return 0;

@@ -1,7 +1,7 @@
 /* Writes a directory tree as a POSIX ustar archive (what the remote side
  * of a codeplane run extracts into its /workspace). */
-#ifndef SB_TAR_WRITE_H
-#define SB_TAR_WRITE_H
+#ifndef CL_TAR_WRITE_H
+#define CL_TAR_WRITE_H
 
 #include <stdint.h>
 
@@ -10,6 +10,6 @@
  * fields get a GNU long-name record),
  * never following a link; owner 0, the permission bits kept. 0 or
  * -errno; *bad names the offending path (static buffer) on error. */
-int sb_tar_write_tree(int dir_fd, int out_fd, const char **bad);
+int cl_tar_write_tree(int dir_fd, int out_fd, const char **bad);
 
 #endif

@@ -1,9 +1,9 @@
 /* Extraction of a result tar: every name is checked before anything is
  * made, directories are made one component at a time without following
- * links (sb_mkdirs_at), files are created exclusively (O_EXCL|O_NOFOLLOW):
+ * links (cl_mkdirs_at), files are created exclusively (O_EXCL|O_NOFOLLOW):
  * nothing of the stream can land outside the directory it is given. */
 #define _GNU_SOURCE
-#include "src/sandbox/tar_extract.h"
+#include "src/util/tar_extract.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "src/util/fdio.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 
-static int __attribute__((format(printf, 3, 4))) why(struct sb_tar_dest *d, int rc, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4))) why(struct cl_tar_dest *d, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -25,7 +25,7 @@ static int __attribute__((format(printf, 3, 4))) why(struct sb_tar_dest *d, int 
 	return rc;
 }
 
-int sb_tar_result_rel(const char *name, char *rel, size_t len)
+int cl_tar_result_rel(const char *name, char *rel, size_t len)
 {
 	size_t n;
 	const char *c;
@@ -71,12 +71,12 @@ static int open_parent(int root, char *rel, const char **base)
 	}
 	*slash = '\0';
 	*base = slash + 1;
-	fd = sb_mkdirs_at(root, rel);
+	fd = cl_mkdirs_at(root, rel);
 	*slash = '/';
 	return fd;
 }
 
-static int create_file(struct sb_tar_dest *d, int dirfd, const char *base, const char *shown,
+static int create_file(struct cl_tar_dest *d, int dirfd, const char *base, const char *shown,
                        unsigned mode)
 {
 	d->out_fd = openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
@@ -90,15 +90,15 @@ static int create_file(struct sb_tar_dest *d, int dirfd, const char *base, const
 	return why(d, -errno, "creating '%.200s': %s", shown, strerror(errno));
 }
 
-static int on_begin(void *ctx, const struct sb_tar_member *m)
+static int on_begin(void *ctx, const struct cl_tar_member *m)
 {
-	struct sb_tar_dest *d = ctx;
-	char rel[SB_TAR_NAME_MAX];
+	struct cl_tar_dest *d = ctx;
+	char rel[CL_TAR_NAME_MAX];
 	const char *base;
 	int rc, pfd;
 
-	if (++d->members > SB_TAR_MAX_MEMBERS)
-		return why(d, -EFBIG, "more than %d members", SB_TAR_MAX_MEMBERS);
+	if (++d->members > CL_TAR_MAX_MEMBERS)
+		return why(d, -EFBIG, "more than %d members", CL_TAR_MAX_MEMBERS);
 	if (m->type == '1' || m->type == '2')
 		return why(d, -EXDEV, "'%.200s' is a %s link (links are refused)", m->name,
 		           m->type == '2' ? "symbolic" : "hard");
@@ -116,7 +116,7 @@ static int on_begin(void *ctx, const struct sb_tar_member *m)
 		                   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 		return d->out_fd < 0 ? why(d, -errno, "writing '%.200s': %s", m->name, strerror(errno)) : 0;
 	}
-	rc = sb_tar_result_rel(m->name, rel, sizeof(rel));
+	rc = cl_tar_result_rel(m->name, rel, sizeof(rel));
 	if (rc == -EXDEV)
 		return why(d, rc, "'%.200s' is absolute or climbs out with '..'", m->name);
 	if (rc < 0)
@@ -124,7 +124,7 @@ static int on_begin(void *ctx, const struct sb_tar_member *m)
 	if (m->type == '5') {
 		if (!rel[0])
 			return 0;
-		pfd = sb_mkdirs_at(d->root_fd, rel);
+		pfd = cl_mkdirs_at(d->root_fd, rel);
 		if (pfd < 0)
 			return why(d, pfd == -ELOOP || pfd == -ENOTDIR ? -EXDEV : pfd,
 			           "making directory '%.200s': %s", m->name, strerror(-pfd));
@@ -144,7 +144,7 @@ static int on_begin(void *ctx, const struct sb_tar_member *m)
 
 static int on_data(void *ctx, const void *buf, size_t len)
 {
-	struct sb_tar_dest *d = ctx;
+	struct cl_tar_dest *d = ctx;
 	int rc;
 
 	/* Counted as written: the header's size was checked, this is the
@@ -156,18 +156,18 @@ static int on_data(void *ctx, const void *buf, size_t len)
 
 static int on_end(void *ctx)
 {
-	sb_tar_dest_close(ctx);
+	cl_tar_dest_close(ctx);
 	return 0;
 }
 
-void sb_tar_dest_close(struct sb_tar_dest *d)
+void cl_tar_dest_close(struct cl_tar_dest *d)
 {
 	if (d->out_fd >= 0)
 		close(d->out_fd);
 	d->out_fd = -1;
 }
 
-const struct sb_tar_ops sb_tar_extract_ops = {
+const struct cl_tar_ops cl_tar_extract_ops = {
 	.begin = on_begin,
 	.data = on_data,
 	.end = on_end,

@@ -2,7 +2,7 @@
  * prefix field when long, a GNU long-name record when that cannot hold
  * it), payloads padded to blocks, two zero blocks at the end. Only directories and regular files, opened without following. */
 #define _GNU_SOURCE
-#include "src/sandbox/tar_write.h"
+#include "src/util/tar_write.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -155,7 +155,7 @@ static int tree(int dfd, const char *rel, int out, int depth)
 	return rc;
 }
 
-int sb_tar_write_tree(int dir_fd, int out_fd, const char **bad)
+int cl_tar_write_tree(int dir_fd, int out_fd, const char **bad)
 {
 	static const unsigned char end[1024];
 	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
