@@ -77,7 +77,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick bench-record install clean
+.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint layers check-valgrind mutate deps demo check check-unit check-vm bench bench-quick bench-record install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -174,6 +174,13 @@ fuzz: fuzz-build
 # with the committed configuration (.clang-tidy, tests/lint/).
 lint:
 	@./tests/lint/lint.sh
+
+# `make layers`: every #include points down a layer or sideways within its
+# folder, no folder cycle (tests/lint/layers.py; docs/architecture.md);
+# the self-test first shows it catches a planted upward include. Part of lint.
+layers:
+	@./tests/lint/layers_selftest.sh
+	@./tests/lint/layers.py && echo "layers: clean"
 
 # `make check-valgrind`: every unit test under valgrind's memcheck: no
 # invalid access, no uninitialised use, no leak (definite, indirect or
