@@ -10,15 +10,14 @@
 #include <unistd.h>
 
 #if CL_NATIVE
-#include "cgroups/cgroup.h"
 #include "src/cli/session.h"
 #include "src/cli/seccomp.h"
 #include "src/cli/bwrap/bwrap.h"
 #endif
 #include "src/cli/check.h"
+#include "src/cli/gc.h"
 #include "src/cli/cli.h"
 #include "src/policy/executor.h"
-#include "src/executors/docker_gc.h"
 #include "src/policy/runtime.h"
 #include "src/policy/policy_json.h"
 #include "src/cli/sandbox.h"
@@ -27,32 +26,8 @@
 #include "src/cli/version.h"
 #include "src/cli/workspace.h"
 #include "src/workspace/run.h"
-#include "src/workspace/state.h"
 
 #define EXIT_SETUP 125
-
-static void usage(FILE *f)
-{
-	fputs("usage: cloister COMMAND [ARGS]\n"
-	      "  run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox\n"
-	      "  bwrap [BWRAP-OPTIONS] [--] COMMAND     bubblewrap's command line (also as argv[0] bwrap)\n"
-	      "  check [--json]                        what this host allows, and why not\n"
-	      "  seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it\n"
-	      "  sandbox run --spec FILE|-             run a Smithers-shaped sandbox spec (docs/spec.md)\n"
-	      "  bundle validate DIR [--json]          check a result bundle\n"
-	      "  diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
-	      "  diff show BUNDLE [--stat]             print a diff bundle as git diff would\n"
-	      "  workspace snapshot NAME [--id ID]     snapshot a sticky workspace (prints the id)\n"
-	      "  workspace snapshots [--json] | rm-snapshot ID   list or remove snapshots\n"
-	      "  ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)\n"
-	      "  create [RUN-OPTIONS] [--name N] [--idle-timeout S]  a persistent sandbox (prints its id)\n"
-	      "  exec ID [--env K=V] [-w DIR] [--timeout S] -- CMD   run CMD in it, same isolation\n"
-	      "  cp [-r] SRC DEST                      copy a file or (-r) a tree in or out (ID:/path, - for stdio)\n"
-	      "  ls [--json] | rm ID...                list or remove sessions (docs/sessions.md)\n"
-	      "  gc [--cgroup-parent PATH]             remove cgroups, workspaces, sessions and containers left by dead runs\n"
-	      "  version                               print the version\n"
-	      "See cloister(1) and `cloister run --help`.\n", f);
-}
 
 /* cloister never runs with more privilege than its caller: a setuid or
  * setgid binary (or such a launch) is refused outright. */
@@ -140,108 +115,126 @@ static bool bwrap_mode(int argc, char **argv)
 	       strcmp(argv[1], "-h") != 0 && strcmp(argv[1], "--version") != 0;
 }
 
-/* Commands of the native runtime: in a NATIVE=0 build, refused by name.
- * The bwrap and seccomp macros there only let the one command table
- * compile: native_only refuses before either is reached. */
+/* Commands of the native runtime: in a NATIVE=0 build, refused by name
+ * (native_only) before the table's entry, NULL there, is reached. */
 #if CL_NATIVE
+#define NATIVE_CMD(fn) (fn)
 static bool native_only(const char *cmd)
 {
 	return false;
 }
 #else
+#define NATIVE_CMD(fn) NULL
 static bool native_only(const char *cmd)
 {
 	fprintf(stderr, "cloister: %s needs the native runtime, which this build does not have "
 	        "(built with NATIVE=0)\n", cmd);
 	return true;
 }
-#define cl_bwrap_main(c, v) EXIT_SETUP
-#define sc_cli_main(c, v) EXIT_SETUP
-#define cg_gc_main(c, v) 0   /* no cgroups of its own to sweep */
-#define ss_cli_create_main(c, v) EXIT_SETUP
-#define ss_cli_exec_main(c, v) EXIT_SETUP
-#define ss_cli_cp_main(c, v) EXIT_SETUP
-#define ss_cli_ls_main(c, v) EXIT_SETUP
-#define ss_cli_rm_main(c, v) EXIT_SETUP
 #endif
 
-/* gc's docker part: containers of cloister runs that were killed. */
-static int gc_containers(void)
+static int cmd_version(int argc, char **argv)
 {
-	cl_error err = {0};
-	int n;
-
-	if (cl_docker_gc(&n, &err) < 0) {
-		cl_error_print(&err);
-		return -1;
-	}
-	if (n >= 0)
-		printf("cloister gc: removed %d stale container%s\n", n, n == 1 ? "" : "s");
+	printf("cloister %s\n", CL_VERSION);
 	return 0;
+}
+
+static int cmd_help(int argc, char **argv);
+
+/* One row a command: its handler gets argv from the command's name on.
+ * help: its lines of `cloister --help`, in this order (NULL: another
+ * row's line covers it). */
+static const struct command {
+	const char *name;
+	int (*handler)(int argc, char **argv);
+	bool native;
+	const char *help;
+} commands[] = {
+	{"run", cmd_run, false, "run [OPTIONS] [--] COMMAND [ARG...]   run COMMAND in a sandbox"},
+	{"bwrap", NATIVE_CMD(cl_bwrap_main), true,
+	 "bwrap [BWRAP-OPTIONS] [--] COMMAND     bubblewrap's command line (also as argv[0] bwrap)"},
+	{"check", cl_check_main, false, "check [--json]                        what this host allows, and why not"},
+	{"seccomp", NATIVE_CMD(sc_cli_main), true,
+	 "seccomp compile|show PROFILE          compile a seccomp profile to BPF, or print it"},
+	{"sandbox", sb_cli_sandbox_main, false,
+	 "sandbox run --spec FILE|-             run a Smithers-shaped sandbox spec (docs/spec.md)"},
+	{"bundle", sb_cli_bundle_main, false, "bundle validate DIR [--json]          check a result bundle"},
+	{"diff", ws_cli_diff_main, false,
+	 "diff apply BUNDLE TARGET [--check]    apply a workspace diff bundle, all or nothing\n"
+	 "  diff show BUNDLE [--stat]             print a diff bundle as git diff would"},
+	{"workspace", NATIVE_CMD(ws_cli_workspace_main), true,
+	 "workspace snapshot NAME [--id ID]     snapshot a sticky workspace (prints the id)\n"
+	 "  workspace snapshots [--json] | rm-snapshot ID   list or remove snapshots"},
+	{"ps", st_cli_ps_main, false,
+	 "ps [--json] | events RUN_ID           sandbox runs and events (./.smithers or --root DIR)"},
+	{"events", st_cli_events_main, false, NULL},
+	{"create", NATIVE_CMD(ss_cli_create_main), true,
+	 "create [RUN-OPTIONS] [--name N] [--idle-timeout S]  a persistent sandbox (prints its id)"},
+	{"exec", NATIVE_CMD(ss_cli_exec_main), true,
+	 "exec ID [--env K=V] [-w DIR] [--timeout S] -- CMD   run CMD in it, same isolation"},
+	{"cp", NATIVE_CMD(ss_cli_cp_main), true,
+	 "cp [-r] SRC DEST                      copy a file or (-r) a tree in or out (ID:/path, - for stdio)"},
+	{"ls", NATIVE_CMD(ss_cli_ls_main), true,
+	 "ls [--json] | rm ID...                list or remove sessions (docs/sessions.md)"},
+	{"rm", NATIVE_CMD(ss_cli_rm_main), true, NULL},
+	{"gc", cl_gc_main, false,
+	 "gc [--cgroup-parent PATH]             remove cgroups, workspaces, sessions and containers left by dead runs"},
+	{"version", cmd_version, false, "version                               print the version"},
+	{"--version", cmd_version, false, NULL},
+	{"--help", cmd_help, false, NULL},
+	{"-h", cmd_help, false, NULL},
+	{"help", cmd_help, false, NULL},
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: cloister COMMAND [ARGS]\n", f);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		if (commands[i].help)
+			fprintf(f, "  %s\n", commands[i].help);
+	fputs("See cloister(1) and `cloister run --help`.\n", f);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	usage(stdout);
+	return 0;
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(*commands); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* argv from the command's name (or, in bwrap mode, the program's) on. */
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	if (c->native && native_only(c->name))
+		return EXIT_SETUP;
+	return c->handler(argc, argv);
 }
 
 static int dispatch(int argc, char **argv)
 {
-	const char *cmd;
+	const struct command *c;
 
 	if (refuse_setuid() < 0)
 		return EXIT_SETUP;
 	if (bwrap_mode(argc, argv))
-		return native_only("bwrap") ? EXIT_SETUP : cl_bwrap_main(argc, argv);
+		return run_command(find_command("bwrap"), argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_SETUP;
 	}
-	cmd = argv[1];
-	if (strcmp(cmd, "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	if (strcmp(cmd, "bwrap") == 0)
-		return native_only("bwrap") ? EXIT_SETUP : cl_bwrap_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "seccomp") == 0)
-		return native_only("seccomp") ? EXIT_SETUP : sc_cli_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "check") == 0)
-		return cl_check_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "sandbox") == 0)
-		return sb_cli_sandbox_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "diff") == 0)
-		return ws_cli_diff_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "workspace") == 0)
-		return native_only("workspace") ? EXIT_SETUP : ws_cli_workspace_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "bundle") == 0)
-		return sb_cli_bundle_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "ps") == 0)
-		return st_cli_ps_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "events") == 0)
-		return st_cli_events_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "create") == 0)
-		return native_only("create") ? EXIT_SETUP : ss_cli_create_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "exec") == 0)
-		return native_only("exec") ? EXIT_SETUP : ss_cli_exec_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "cp") == 0)
-		return native_only("cp") ? EXIT_SETUP : ss_cli_cp_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "ls") == 0)
-		return native_only("ls") ? EXIT_SETUP : ss_cli_ls_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "rm") == 0)
-		return native_only("rm") ? EXIT_SETUP : ss_cli_rm_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "gc") == 0) {
-		st_gc_reconcile_cwd();
-		ws_gc();
-#if CL_NATIVE
-		ss_gc_sweep();
-#endif
-		/* Containers first: a NATIVE=0 build has no cgroups of its own. */
-		return gc_containers() < 0 ? EXIT_SETUP : cg_gc_main(argc - 1, argv + 1);
+	c = find_command(argv[1]);
+	if (!c) {
+		fprintf(stderr, "cloister: unknown command '%s' (see cloister --help)\n", argv[1]);
+		return EXIT_SETUP;
 	}
-	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
-		printf("cloister %s\n", CL_VERSION);
-		return 0;
-	}
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-		usage(stdout);
-		return 0;
-	}
-	fprintf(stderr, "cloister: unknown command '%s' (see cloister --help)\n", cmd);
-	return EXIT_SETUP;
+	return run_command(c, argc - 1, argv + 1);
 }
 
 /* What a command printed must have reached stdout: a full disk or a
