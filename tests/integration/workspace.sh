@@ -44,11 +44,11 @@ make_base() {  # dir
 	echo old >"$1/replaced/old.txt"
 	echo k >"$1/keep/k.txt"
 	echo torename >"$1/before.txt"
-	ln -s src/cli/main.c "$1/tolink"
+	ln -s src/main.c "$1/tolink"
 }
 # What the sandbox does: one of every kind of change.
 CHANGES='cd "$W" &&
-	sed -i "s/line4/LINE4/" src/cli/main.c && echo line9 >>src/cli/main.c &&
+	sed -i "s/line4/LINE4/" src/main.c && echo line9 >>src/main.c &&
 	printf "no newline, changed" >src/nonl.txt &&
 	printf "\000\377new binary" >blob.bin && printf "\000\001" >new.bin &&
 	: >new-empty && echo now-text >>empty &&
@@ -74,14 +74,14 @@ t_every_kind_of_change_is_captured() {
 	sandbox_changes
 	assert_eq 0 "$RC" "run ($ERR)"
 	ops=$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in j["patches"])' <"$T_TMP/b.json")
-	assert_eq "a:a/b/c/d/e.txt a:after.txt d:before.txt m:blob.bin m:empty d:gone/a d:gone/sub/b d:keep/k.txt a:new-empty a:new.bin a:replaced/new.txt d:replaced/old.txt m:run.sh a:src/deep/er/still/new.txt m:src/cli/main.c m:src/nonl.txt d:tolink a:tolink" "$ops" "patches in path order"
+	assert_eq "a:a/b/c/d/e.txt a:after.txt d:before.txt m:blob.bin m:empty d:gone/a d:gone/sub/b d:keep/k.txt a:new-empty a:new.bin a:replaced/new.txt d:replaced/old.txt m:run.sh a:src/deep/er/still/new.txt m:src/main.c m:src/nonl.txt d:tolink a:tolink" "$ops" "patches in path order"
 	assert_eq 1 "$(py 'j["seq"]' <"$T_TMP/b.json")" seq
 	assert_contains "$(py 'j["baseRef"]' <"$T_TMP/b.json")" "sha256:"
 	diff=$(py '[p for p in j["patches"] if p["path"]=="run.sh"][0]["diff"]' <"$T_TMP/b.json")
 	assert_contains "$diff" $'old mode 100644\nnew mode 100755' "exec bit"
 	assert_eq "AP9uZXcgYmluYXJ5" "$(py '[p for p in j["patches"] if p["path"]=="blob.bin"][0]["binaryContent"]' <"$T_TMP/b.json")" "binary as base64"
-	assert_eq "False" "$(py '"binaryContent" in [p for p in j["patches"] if p["path"]=="src/cli/main.c"][0]' <"$T_TMP/b.json")" "no base64 for text"
-	diff=$(py '[p for p in j["patches"] if p["path"]=="src/cli/main.c"][0]["diff"]' <"$T_TMP/b.json")
+	assert_eq "False" "$(py '"binaryContent" in [p for p in j["patches"] if p["path"]=="src/main.c"][0]' <"$T_TMP/b.json")" "no base64 for text"
+	diff=$(py '[p for p in j["patches"] if p["path"]=="src/main.c"][0]["diff"]' <"$T_TMP/b.json")
 	assert_contains "$diff" $'-line4\n+LINE4' "unified hunk"
 	assert_contains "$diff" $'--- a/src/main.c\n+++ b/src/main.c' "git-style names"
 	diff=$(py '[p for p in j["patches"] if p["path"]=="src/nonl.txt"][0]["diff"]' <"$T_TMP/b.json")
@@ -163,7 +163,7 @@ t_conflicts_name_each_path_and_write_nothing() {
 	before=$(digest "$T_TMP/target")
 	clr diff apply "$T_TMP/b.json" "$T_TMP/target"
 	assert_eq 1 "$RC" "conflict exit ($ERR)"
-	assert_contains "$ERR" "conflict: src/cli/main.c: changed since the bundle's base"
+	assert_contains "$ERR" "conflict: src/main.c: changed since the bundle's base"
 	assert_contains "$ERR" "conflict: after.txt: already exists in the target"
 	assert_contains "$ERR" "conflict: keep/k.txt: missing in the target"
 	assert_contains "$ERR" "nothing was written"
@@ -239,11 +239,11 @@ t_special_files_are_skipped_and_the_rest_captured() {
 	for mode in overlay copy; do
 		rm -f "$T_TMP/b.json" "$T_TMP/st.json"
 		CLOISTER_WORKSPACE_MODE=$mode clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" \
-			--json-status "$T_TMP/st.json" --env W="$W" -- sh -c 'cd "$W" && echo edited >>src/cli/main.c &&
+			--json-status "$T_TMP/st.json" --env W="$W" -- sh -c 'cd "$W" && echo edited >>src/main.c &&
 			mkfifo made.fifo && mkdir -p run && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"run/dev.sock\")" &&
 			{ test ! -p base.fifo || chmod 600 base.fifo; }'
 		assert_eq 0 "$RC" "$mode: run ($ERR)"
-		assert_eq "src/cli/main.c" "$(py '" ".join(p["path"] for p in j["patches"])' <"$T_TMP/b.json")" "$mode: patches"
+		assert_eq "src/main.c" "$(py '" ".join(p["path"] for p in j["patches"])' <"$T_TMP/b.json")" "$mode: patches"
 		assert_eq 1 "$(grep -c 'made.fifo' <<<"$ERR")" "$mode: made.fifo named once: $ERR"
 		assert_contains "$ERR" "left run/dev.sock out of the diff: a socket" "$mode"
 		assert_not_contains "$ERR" "base.fifo" "$mode: a base fifo is not the sandbox's"
@@ -344,7 +344,7 @@ t_diff_show_prints_git_diff_and_stat() {
 	assert_contains "$OUT" $'diff --git a/src/main.c b/src/main.c'
 	assert_contains "$OUT" 'Binary files a/blob.bin and b/blob.bin differ'
 	clr diff show "$T_TMP/b.json" --stat
-	[[ $OUT =~ " src/cli/main.c "+"| 3 ++-" ]] || fail "stat line of src/cli/main.c: $OUT"
+	[[ $OUT =~ " src/main.c "+"| 3 ++-" ]] || fail "stat line of src/main.c: $OUT"
 	[[ $OUT =~ " new.bin "+"| Bin 2 bytes" ]] || fail "stat line of new.bin: $OUT"
 	assert_contains "$OUT" "18 files changed"
 }
@@ -388,7 +388,7 @@ t_base_ref_is_the_documented_tree_hash() {
 	setup
 	mkdir -p "$W/.git/objects" "$W/sub/.GIT"; echo ignored >"$W/.git/objects/x"; echo ignored >"$W/sub/.GIT/y"
 	head -c 3000000 /dev/urandom >"$W/big.bin"   # hashed streaming (over 1 MiB)
-	ln -s src/cli/main.c "$W/link"
+	ln -s src/main.c "$W/link"
 	clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/b.json" -- true
 	assert_eq 0 "$RC" "run ($ERR)"
 	want=$(ref_base "$W")
@@ -470,7 +470,7 @@ t_state_dir_inside_the_workspace_is_refused_clearly() {
 
 t_copy_fallback_gives_the_same_bundle() {
 	setup
-	ln -s src/cli/main.c "$W/kept-link"
+	ln -s src/main.c "$W/kept-link"
 	before=$(digest "$W")
 	CLOISTER_WORKSPACE_MODE=overlay sandbox_changes
 	assert_eq 0 "$RC" "overlay run ($ERR)"
@@ -605,7 +605,7 @@ t_root_default_identity_gets_an_idmapped_copy() {
 	before=$(digest "$W")
 	clr run --workspace "$W" --diff-out "$T_TMP/b.json" -- sh -c "id -u >$W/who && echo more >>$W/src/main.c && rm $W/keep/k.txt"
 	assert_eq 0 "$RC" "root's default identity writes root's files ($ERR)"
-	assert_eq "m:src/cli/main.c a:who d:keep/k.txt" "$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in sorted(j["patches"], key=lambda p: p["operation"]=="delete"))' <"$T_TMP/b.json")" patches
+	assert_eq "m:src/main.c a:who d:keep/k.txt" "$(py '" ".join(p["operation"][0] + ":" + p["path"] for p in sorted(j["patches"], key=lambda p: p["operation"]=="delete"))' <"$T_TMP/b.json")" patches
 	assert_contains "$(py '[p for p in j["patches"] if p["path"]=="who"][0]["diff"]' <"$T_TMP/b.json")" "+0" "root inside"
 	assert_eq "$before" "$(digest "$W")" "host DIR"
 	assert_eq "" "$(ls -A "$T_TMP/state/workspaces")" "state left"
