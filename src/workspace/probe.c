@@ -19,7 +19,7 @@
 #include "src/util/cleanup.h"
 #include "src/util/fdio.h"
 #include "src/util/probe.h"
-#include "src/workspace/state.h"
+#include "src/workspace/root.h"
 
 #define CACHE ".overlay-probe"
 

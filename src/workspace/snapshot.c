@@ -23,7 +23,7 @@
 #include "src/util/fsafe.h"
 #include "src/workspace/copy.h"
 #include "src/workspace/merged.h"
-#include "src/workspace/state.h"
+#include "src/workspace/root.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
