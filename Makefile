@@ -49,9 +49,13 @@ LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljansson -lcap -l
 endif
 
 ifeq ($(NATIVE),0)
-LIB_SRC := $(filter-out src/main.c src/cli_bwrap%.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c))
+# The native-only front-ends (bwrap, the session commands, `cloister seccomp`)
+# and capability names (libcap).
+NATIVE_CLI := src/cli/bwrap/%.c src/cli/session_%.c src/cli/seccomp.c src/policy/caps.c
+LIB_SRC := $(filter-out src/cli/main.c $(NATIVE_CLI),$(wildcard src/*/*.c src/cli/bwrap/*.c))
+LIB_SRC := $(filter-out src/session/%.c,$(LIB_SRC))
 else
-LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c src/sandbox/*.c src/state/*.c src/executors/*.c src/workspace/*.c src/session/*.c ns/*.c seccomp/*.c cgroups/*.c))
+LIB_SRC := $(filter-out src/cli/main.c,$(wildcard src/*/*.c src/cli/bwrap/*.c ns/*.c seccomp/*.c cgroups/*.c))
 endif
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 # The default seccomp profile is compiled at build time (no compile and no
@@ -73,7 +77,7 @@ PRELOAD_SRC := $(wildcard tests/preload/*.c)
 PRELOAD_BIN := $(PRELOAD_SRC:tests/preload/%.c=$(B)/tests/%.so)
 BENCH_BIN := $(B)/bench/floor $(B)/bench/par $(B)/bench/tstamp $(B)/bench/getppid $(B)/bench/blast
 
-.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint check-valgrind mutate deps demo check check-unit check-vm bench bench-quick bench-record install clean
+.PHONY: all asan check-build check-asan soak fuzz fuzz-build lint layers check-valgrind mutate deps demo check check-unit check-vm bench bench-quick bench-record install clean
 all: $(B)/cloister
 
 $(B)/%.o: %.c
@@ -99,7 +103,7 @@ $(B)/libcloister.a: $(LIB_OBJ) $(if $(filter 0,$(NATIVE)),,$(GEN_OBJ))
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/cloister: $(B)/src/main.o $(B)/libcloister.a
+$(B)/cloister: $(B)/src/cli/main.o $(B)/libcloister.a
 	$(CC) $(ALL_LDFLAGS) $^ $(LIBS) -o $@
 
 $(B)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(B)/libcloister.a
@@ -170,6 +174,13 @@ fuzz: fuzz-build
 # with the committed configuration (.clang-tidy, tests/lint/).
 lint:
 	@./tests/lint/lint.sh
+
+# `make layers`: every #include points down a layer or sideways within its
+# folder, no folder cycle (tests/lint/layers.py; docs/architecture.md);
+# the self-test first shows it catches a planted upward include. Part of lint.
+layers:
+	@./tests/lint/layers_selftest.sh
+	@./tests/lint/layers.py && echo "layers: clean"
 
 # `make check-valgrind`: every unit test under valgrind's memcheck: no
 # invalid access, no uninitialised use, no leak (definite, indirect or

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 struct cg_handle;
 
@@ -51,8 +51,9 @@ int cg_freeze(struct cg_handle *h, cl_error *err);
 void cg_thaw(struct cg_handle *h);
 /* Kills whatever is left inside, removes the cgroup, frees h. NULL is fine. */
 void cg_destroy(struct cg_handle *h);
-/* `cloister gc [--cgroup-parent PATH]`: removes cgroups of dead runs. */
-int cg_gc_main(int argc, char **argv);
+/* Removes cgroups of dead runs in the default places and, when parent is
+ * not NULL, below that cgroup path; prints each. Returns how many. */
+int cg_gc_sweep(const char *parent);
 /* The same sweep (default places only), printing nothing. */
 void cg_gc_quiet(void);
 

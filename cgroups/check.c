@@ -2,7 +2,7 @@
  * controllers exist, and whether this caller could set each limit. Read-only. */
 #define _GNU_SOURCE
 #include "cgroups/internal.h"
-#include "src/check_cgroup.h"
+#include "cgroups/check.h"
 
 #include <errno.h>
 #include <fcntl.h>

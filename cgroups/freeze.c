@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 
 #define FREEZE_WAIT_MS 10000
 

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 
 int cg_write(int dirfd, const char *file, const char *val)
 {

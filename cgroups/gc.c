@@ -1,6 +1,7 @@
-/* `cloister gc`: removes sandbox cgroups left behind by a cloister that died
- * without cleaning up (SIGKILL, power loss): ours by name, owner pid gone,
- * no process inside. Prints each path removed. */
+/* The cgroup part of `cloister gc` (the command: src/cli/gc.c): removes
+ * sandbox cgroups left behind by a cloister that died without cleaning up
+ * (SIGKILL, power loss): ours by name, owner pid gone, no process inside.
+ * Prints each path removed. */
 #define _GNU_SOURCE
 #include "cgroups/cgroup.h"
 #include "cgroups/internal.h"
@@ -81,17 +82,9 @@ void cg_gc_quiet(void)
 	quiet = false;
 }
 
-int cg_gc_main(int argc, char **argv)
+int cg_gc_sweep(const char *parent)
 {
-	const char *parent = NULL;
-
-	if (argc == 3 && strcmp(argv[1], "--cgroup-parent") == 0 && argv[2][0] == '/')
-		parent = argv[2];
-	else if (argc != 1) {
-		fputs("cloister: usage: cloister gc [--cgroup-parent /PATH]\n", stderr);
-		return 125;
-	}
+	removed = 0;
 	sweep_all(parent);
-	printf("cloister gc: removed %d stale cgroup%s\n", removed, removed == 1 ? "" : "s");
-	return 0;
+	return removed;
 }

@@ -10,8 +10,8 @@
 #include <sys/types.h>
 
 #include "cgroups/cgroup.h"
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_BASE "cloister"          /* automatic parent of sandbox cgroups */

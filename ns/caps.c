@@ -1,5 +1,5 @@
-/* Capabilities: names to bits with libcap (front-ends, parent side), and the
- * drop as raw prctl/capset calls on a plan prepared before clone. */
+/* Capabilities: the drop as raw prctl/capset calls on a plan prepared before
+ * clone (names to bits: src/policy/caps.c). */
 #define _GNU_SOURCE
 #include "ns/caps.h"
 
@@ -14,41 +14,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-unsigned ns_caps_last(void)
-{
-	int n = cap_max_bits();
-
-	return n > 0 ? (unsigned)n - 1 : CAP_LAST_CAP;
-}
-
-int ns_caps_parse(const char *name, uint64_t *mask)
-{
-	char buf[64];
-	cap_value_t v;
-	size_t n = strlen(name);
-
-	if (strcasecmp(name, "ALL") == 0) {
-		unsigned last = ns_caps_last();
-		*mask = last >= 63 ? UINT64_MAX : ((1ULL << (last + 1)) - 1);
-		return 0;
-	}
-	if (n + 5 >= sizeof(buf))
-		return -EINVAL;
-	/* libcap names are lower case without the "cap_" prefix optional. */
-	if (strncasecmp(name, "cap_", 4) == 0)
-		name += 4;
-	snprintf(buf, sizeof(buf), "cap_%s", name);
-	for (char *c = buf; *c; c++)
-		*c = (char)tolower((unsigned char)*c);
-	if (cap_from_name(buf, &v) < 0 || v < 0 || v > 63 || (unsigned)v > ns_caps_last())
-		return -EINVAL;
-	*mask = 1ULL << v;
-	return 0;
-}
+#include "src/policy/caps.h"
 
 void ns_caps_plan(struct ns_caps_plan *pl, uint64_t keep)
 {
-	pl->last = ns_caps_last();
+	pl->last = cl_caps_last();
 	if (pl->last > 63)
 		pl->last = 63;
 	pl->keep = keep;

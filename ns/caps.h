@@ -1,13 +1,13 @@
-/* Capability handling for the sandbox: names to bits for the front-ends, and
- * the drop, planned in the parent and applied with raw syscalls in init and
- * the command (no libcap, no allocation: parts run in a vfork child). */
+/* Capability handling for the sandbox: the drop, planned in the parent and
+ * applied with raw syscalls in init and the command (no libcap, no
+ * allocation: parts run in a vfork child). Names: src/policy/caps.h. */
 #ifndef NS_CAPS_H
 #define NS_CAPS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* Plain data the drop needs, computed before clone. */
 struct ns_caps_plan {
@@ -29,9 +29,5 @@ int ns_caps_limit(const struct ns_caps_plan *pl, cl_error *err);
 int ns_caps_raise_ambient(const struct ns_caps_plan *pl, cl_error *err);
 /* Permitted, effective and inheritable emptied. */
 int ns_caps_clear(cl_error *err);
-/* Capability name ("CAP_NET_ADMIN", "net_admin", "ALL") -> bitmask. */
-int ns_caps_parse(const char *name, uint64_t *mask);
-/* Highest capability number this kernel knows. */
-unsigned ns_caps_last(void);
 
 #endif

@@ -26,8 +26,8 @@
 #include "ns/pty.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
-#include "src/fdio.h"
-#include "src/parse.h"
+#include "src/util/fdio.h"
+#include "src/policy/parse.h"
 
 /* ---- child (pid 1 in the sandbox, full caps in its own userns only) ---- */
 

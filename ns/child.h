@@ -11,7 +11,7 @@
 #include "ns/caps.h"
 #include "seccomp/seccomp.h"
 struct ns_output;
-#include "src/policy.h"
+#include "src/policy/policy.h"
 
 struct ns_child {
 	const struct cl_policy *p;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 enum ns_node { NS_NODE_DIR, NS_NODE_FILE };
 

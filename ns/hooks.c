@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 static bool named_before(const struct cl_hooks *h, size_t i)
 {

@@ -7,8 +7,8 @@
 #include <sys/types.h>
 
 #include "ns/child.h"
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 /* Parent, before clone: reads the raw BPF programs (--seccomp FD). */
 int ns_hooks_prepare(const struct cl_policy *p, struct ns_child *c, cl_error *err);

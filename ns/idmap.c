@@ -18,9 +18,9 @@
 
 #include "ns/fsutil.h"
 #include "ns/sync.h"
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/parse.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/policy/parse.h"
 
 bool ns_idmap_by_parent(const struct cl_policy *p)
 {

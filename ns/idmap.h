@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 /* Maps the child's ids differently from its own euid (only a privileged
  * parent can write such maps): the child must wait for them. */

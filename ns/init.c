@@ -27,7 +27,7 @@
 #include "ns/session.h"
 #include "ns/sync.h"
 #include "ns/trace.h"
-#include "src/parse.h"
+#include "src/policy/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

@@ -34,11 +34,11 @@
 #include "ns/sync.h"
 #include "ns/trace.h"
 #include "seccomp/seccomp.h"
-#include "src/cleanup.h"
-#include "src/clock.h"
-#include "src/executor.h"
-#include "src/limits.h"
-#include "src/parse.h"
+#include "src/util/cleanup.h"
+#include "src/util/clock.h"
+#include "src/policy/executor.h"
+#include "src/util/limits.h"
+#include "src/policy/parse.h"
 
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 

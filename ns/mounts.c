@@ -20,7 +20,7 @@
 
 #include "ns/fsutil.h"
 #include "ns/mounts_extra.h"
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 
 /* Where the new root is attached while it is built. Sources were opened
  * before, so shadowing the host's /tmp here hides nothing we need. */

@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 /* Private propagation, every mount of p in order, masks, pivot_root.
  * pre[i] >= 0 is mount i's source already opened and flagged by the

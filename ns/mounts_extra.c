@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "ns/fsutil.h"
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 
 /* chmod through an O_PATH fd (host /proc is still mounted here). */
 static int chmod_fd(int fd, mode_t mode)

@@ -8,8 +8,8 @@
 #include <stddef.h>
 
 #include "ns/fsutil.h"
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 int ns_mount_file(int rootfd, const struct cl_mount *m, const struct ns_create *how,
                   cl_error *err);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 
 /* Turns the kernel's ack into 0 or -errno (errno is never lost). */
 static int check_ack(const char *buf, ssize_t len, unsigned int seq, unsigned int portid)

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* Brings the loopback interface up (the kernel then adds 127.0.0.1/::1):
  * one RTM_NEWLINK request over rtnetlink, acknowledged. */

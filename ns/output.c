@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 #define CHUNK 65536
 /* POLLOUT on a pipe promises room for PIPE_BUF bytes: a write of at most

@@ -7,8 +7,8 @@
 #include <stdint.h>
 
 #include "ns/relay.h"
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 struct ns_output;
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "ns/sync.h"
-#include "src/cleanup.h"
-#include "src/term.h"
+#include "src/util/cleanup.h"
+#include "src/util/term.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)

@@ -9,8 +9,8 @@
 #include <sys/ioctl.h>
 
 #include "ns/relay.h"
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 struct ns_pty;
 

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 /* Every epoll registration of the supervisor carries one of these. Kind 0
  * is no kind: zeroed memory behind a stale pointer must never read as an

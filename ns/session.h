@@ -10,9 +10,9 @@
 #include "ns/caps.h"
 #include "ns/relay.h"
 #include "seccomp/seccomp.h"
-#include "src/error.h"
-#include "src/policy.h"
-#include "src/status.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
+#include "src/policy/status.h"
 
 struct cg_handle;
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 enum ns_msg_type {
 	NS_MSG_SETUP_ERROR = 1,  /* init could not build the sandbox */

@@ -15,8 +15,8 @@
 #include "seccomp/guard.h"
 #include "seccomp/profile.h"
 #include "seccomp/seccomp.h"
-#include "src/fdio.h"
-#include "src/trust.h"
+#include "src/util/fdio.h"
+#include "src/policy/trust.h"
 
 #define MAX_PROFILE (4U << 20)
 #define MAX_INSNS 4096U

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #define SC_MAX_ARGS 6
 
@@ -53,7 +53,7 @@ struct sc_context {
 	uint64_t caps;
 	bool allow_nested;
 	/* Non-NULL: the profile file was named by a trusted config and must
-	 * pass its checks (src/trust.h) against this sandbox's binds. */
+	 * pass its checks (src/policy/trust.h) against this sandbox's binds. */
 	const struct cl_policy *checked_for;
 };
 

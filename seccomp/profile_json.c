@@ -11,7 +11,7 @@
 #include <sys/capability.h>
 #include <sys/utsname.h>
 
-#include "ns/caps.h"
+#include "src/policy/caps.h"
 #include "seccomp/profile.h"
 
 /* Parsing state: names the input and the entry in every error. */
@@ -65,7 +65,7 @@ static int cap_mask(const char *name, uint64_t *mask)
 	char buf[64];
 	cap_value_t v;
 
-	if (ns_caps_parse(name, mask) == 0)
+	if (cl_caps_parse(name, mask) == 0)
 		return 0;
 	snprintf(buf, sizeof(buf), "%s", name);
 	for (char *c = buf; *c; c++)

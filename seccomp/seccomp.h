@@ -6,8 +6,8 @@
 #include <linux/filter.h>
 #include <stdbool.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 struct sc_program {
 	struct sock_filter *filter;  /* NULL/len 0 = no filter (unconfined) */

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/clock.h"
-#include "src/executor.h"
+#include "src/util/clock.h"
+#include "src/policy/executor.h"
 #include "src/executors/cp_api.h"
 #include "src/executors/cp_exec.h"
 

@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 struct cp_config {
 	char base[512];          /* CODEPLANE_API_URL, no trailing '/' */

@@ -9,10 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 #include "src/executors/cp_api.h"
-#include "src/policy.h"
-#include "src/status.h"
+#include "src/policy/policy.h"
+#include "src/policy/status.h"
 
 struct cp {
 	struct cp_config cfg;

@@ -15,18 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/clock.h"
+#include "src/util/cleanup.h"
+#include "src/util/clock.h"
 #include "src/executors/cp_exec.h"
 #include "src/sandbox/bundle.h"
-#include "src/sandbox/fsafe.h"
-#include "src/sandbox/tar_extract.h"
-#include "src/sandbox/tar_write.h"
+#include "src/util/fsafe.h"
+#include "src/util/tar_extract.h"
+#include "src/util/tar_write.h"
 
 /* Each of ship and collect: a stuck remote cannot hold the run longer. */
 #define CP_TRANSFER_MS (300 * 1000)
 /* The stream may carry headers and padding beyond the payload budget. */
-#define CP_STREAM_MAX (SB_MAX_BUNDLE_BYTES + (uint64_t)SB_TAR_MAX_MEMBERS * 2048 + (1u << 20))
+#define CP_STREAM_MAX (SB_MAX_BUNDLE_BYTES + (uint64_t)CL_TAR_MAX_MEMBERS * 2048 + (1u << 20))
 
 int cp_spec_paths(struct cp *w, const struct cl_policy *p, cl_error *err)
 {
@@ -125,7 +125,7 @@ int cp_spec_ship(struct cp *w, cl_error *err)
 		return cl_fail(err, ENOMEM, "codeplane: packing the request bundle");
 	/* Packed whole first: ssh then reads a file, and nothing here blocks
 	 * on a remote that stops reading. */
-	if ((rc = sb_tar_write_tree(dir, mfd, &bad)) < 0)
+	if ((rc = cl_tar_write_tree(dir, mfd, &bad)) < 0)
 		return cl_fail(err, -rc, "codeplane: packing the request bundle (%s)", bad);
 	if (lseek(mfd, 0, SEEK_SET) < 0)
 		return cl_fail_errno(err, "codeplane: packing the request bundle");
@@ -138,8 +138,8 @@ int cp_spec_ship(struct cp *w, cl_error *err)
 }
 
 struct pump {
-	struct sb_tar tar;
-	struct sb_tar_dest dest;
+	struct cl_tar tar;
+	struct cl_tar_dest dest;
 	uint64_t seen;
 	int sig;
 	bool timed_out;
@@ -178,14 +178,14 @@ static int pump(struct cp *w, int in, struct pump *pp)
 		if (n < 0)
 			return -errno;
 		if (n == 0)
-			return sb_tar_finish(&pp->tar);
+			return cl_tar_finish(&pp->tar);
 		if ((uint64_t)n > CP_STREAM_MAX - pp->seen) {
 			snprintf(pp->dest.why, sizeof(pp->dest.why), "the stream is over %llu bytes",
 			         (unsigned long long)CP_STREAM_MAX);
 			return -EFBIG;
 		}
 		pp->seen += (uint64_t)n;
-		if ((rc = sb_tar_feed(&pp->tar, buf, (size_t)n)) < 0)
+		if ((rc = cl_tar_feed(&pp->tar, buf, (size_t)n)) < 0)
 			return rc;
 	}
 }
@@ -215,9 +215,9 @@ int cp_spec_collect(struct cp *w, cl_error *err)
 		return cl_error_code(err);
 	}
 	memset(&pp, 0, sizeof(pp));
-	pp.dest = (struct sb_tar_dest){.root_fd = res, .file_dir_fd = tmpd, .out_fd = -1,
+	pp.dest = (struct cl_tar_dest){.root_fd = res, .file_dir_fd = tmpd, .out_fd = -1,
 	                               .file_name = base_of(w->res_file), .max_bytes = SB_MAX_BUNDLE_BYTES};
-	sb_tar_init(&pp.tar, &sb_tar_extract_ops, &pp.dest);
+	cl_tar_init(&pp.tar, &cl_tar_extract_ops, &pp.dest);
 	rc = pump(w, pipefd[0], &pp);
 	/* Whatever is left of the stream is not read: ssh goes. */
 	if (rc < 0)
@@ -225,8 +225,8 @@ int cp_spec_collect(struct cp *w, cl_error *err)
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	sb_tar_dest_close(&pp.dest);
-	sb_tar_free(&pp.tar);
+	cl_tar_dest_close(&pp.dest);
+	cl_tar_free(&pp.tar);
 	if (rc == -ECANCELED || rc == -ETIMEDOUT)
 		rc = transfer_end(w, "collecting the result bundle", status, pp.timed_out, pp.sig, err);
 	else if (rc < 0)
@@ -235,6 +235,6 @@ int cp_spec_collect(struct cp *w, cl_error *err)
 	else
 		rc = transfer_end(w, "collecting the result bundle", status, false, 0, err);
 	if (rc < 0)
-		sb_empty_dir(res);   /* no half-made bundle stays */
+		cl_empty_dir(res);   /* no half-made bundle stays */
 	return rc;
 }

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 #include "src/executors/cp_exec.h"
 #include "src/workspace/state.h"
 

@@ -2,7 +2,7 @@
  * no other command (and no native launch) pays for it. */
 #define _GNU_SOURCE
 #include "src/executors/curl_dl.h"
-#include "src/dl.h"
+#include "src/util/dl.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 
 #include <curl/curl.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 struct cl_curl_api {
 	CURL *(*easy_init)(void);

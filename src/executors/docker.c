@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/clock.h"
-#include "src/executor.h"
+#include "src/util/clock.h"
+#include "src/policy/executor.h"
 #include "src/executors/docker_acct.h"
 #include "src/executors/docker_api.h"
 #include "src/executors/docker_body.h"
@@ -23,8 +23,8 @@
 #include "src/executors/docker_seccomp.h"
 #include "src/executors/docker_tty.h"
 #include "src/executors/uhttp.h"
-#include "src/fdio.h"
-#include "src/term.h"
+#include "src/util/fdio.h"
+#include "src/util/term.h"
 
 #define API_MS 60000
 

@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 #include "src/executors/docker_api.h"
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 #define INFO_MS 10000
 #define RMDIR_TRIES 100

@@ -6,8 +6,8 @@
 
 #include <stdbool.h>
 
-#include "src/error.h"
-#include "src/status.h"
+#include "src/util/error.h"
+#include "src/policy/status.h"
 
 /* The container label naming its accounting cgroup, for `cloister gc`. */
 #define CL_DK_ACCT_LABEL "org.cloister.acct.cgroup"

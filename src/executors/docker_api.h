@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* The daemon's socket: DOCKER_HOST (unix:// only) or the default. NULL
  * with err set when DOCKER_HOST names something else. */

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 /* The image when neither --image nor CLOISTER_DOCKER_IMAGE names one. */
 #define CL_DOCKER_DEFAULT_IMAGE "debian:bookworm-slim"

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* Labels that name the cloister process owning a container; added to a
  * create body's Labels. */

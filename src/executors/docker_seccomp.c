@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "seccomp/profile.h"
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 #if CL_NATIVE
 int cl_docker_seccomp(const struct cl_policy *p, char **out, cl_error *err)

@@ -2,8 +2,8 @@
 #ifndef CL_DOCKER_SECCOMP_H
 #define CL_DOCKER_SECCOMP_H
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
 
 /* *out: "unconfined", the Docker profile JSON, or NULL for docker's own
  * default (NATIVE=0 only); caller frees. */

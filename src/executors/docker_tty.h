@@ -7,7 +7,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "src/policy.h"
+#include "src/policy/policy.h"
 
 /* True when the policy asks for a pty and stdin, stdout and stderr are all
  * terminals: a docker Tty merges the two output streams into one, so a

@@ -16,7 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 #define UH_MAX_RESPONSE (16u << 20)
 #define UH_MAX_HEADERS 16384

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 struct uh_resp {
 	int status;      /* HTTP status code */

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -15,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/spec.h"
 
 #define WALK_MAX_DEPTH 64
@@ -341,7 +342,7 @@ int sb_bundle_validate_at(int dirfd, const char *rel, const char *path, struct s
 	cl_autoclose int bfd = -1;
 
 	memset(b, 0, sizeof(*b));
-	bfd = sb_open_beneath(dirfd, rel, O_RDONLY | O_DIRECTORY);
+	bfd = cl_open_beneath(dirfd, rel, O_RDONLY | O_DIRECTORY);
 	return validate_opened(bfd, bfd == -ELOOP || bfd == -EXDEV, path, b, e);
 }
 

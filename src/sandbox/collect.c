@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/bundle.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/sandbox/provider.h"
 #include "src/sandbox/run_internal.h"
-#include "src/status.h"
+#include "src/policy/status.h"
 #include "src/workspace/apply.h"
 #include "src/workspace/capture.h"
 
@@ -42,7 +42,7 @@ static int diff_lines(const struct sb_bundle *b, int bfd, const json_t *db, cons
 	size_t i;
 
 	for (size_t k = 0; bfd >= 0 && k < b->n_patch_files; k++) {
-		cl_autoclose int fd = sb_open_beneath(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+		cl_autoclose int fd = cl_open_beneath(bfd, b->patch_files[k], O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 		cl_autofree char *text = NULL;
 		size_t len;
 		if (fd >= 0 && cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &text, &len) == 0)
@@ -69,7 +69,7 @@ static const char *keep_bundle(struct run *r, const json_t *cap, char *path, siz
 {
 	cl_autofree char *text = cap ? json_dumps(cap, JSON_COMPACT) : NULL;
 
-	if (!text || sb_write_at(r->l.root_fd, "diff-bundle.json", text, strlen(text), 0644) < 0)
+	if (!text || cl_write_at(r->l.root_fd, "diff-bundle.json", text, strlen(text), 0644) < 0)
 		return NULL;
 	snprintf(path, len, "%s/diff-bundle.json", r->l.root);
 	return path;
@@ -221,7 +221,7 @@ int sb_step_collect(struct run *r, const struct sb_exec_result *x, json_t *pres,
 		return rc;
 	}
 	db = cap ? cap : json_object_get(b.manifest, "diffBundle");
-	bfd = sb_open_beneath(r->l.result_fd, m.bundle_rel, O_RDONLY | O_DIRECTORY);
+	bfd = cl_open_beneath(r->l.result_fd, m.bundle_rel, O_RDONLY | O_DIRECTORY);
 	patches = b.n_patch_files + (cap ? wb.n : bundle_patches(db));
 	sb_run_progress(r, "bundle-collected", 85, json_pack("{s:s,s:I}", "bundlePath", m.bundle_path,
 	                                              "patchCount", (json_int_t)patches));
@@ -274,7 +274,7 @@ int sb_step_timed_out(struct run *r, const struct sb_exec_result *x, json_t **re
 	int rc;
 
 	/* The runner's partial result is not trusted: the bundle says failed. */
-	rc = sb_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644);
+	rc = cl_write_at(r->l.result_fd, "README.md", readme, sizeof(readme) - 1, 0644);
 	if (rc == -ELOOP || rc == -EMLINK)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a %s.",
 		               rc == -ELOOP ? "symlink" : "hard link");

@@ -2,7 +2,7 @@
  * stdout/stderr on pipes; this process drains them with a cap and reads
  * the final status back over a third pipe. */
 #define _GNU_SOURCE
-#include "src/clock.h"
+#include "src/util/clock.h"
 #include "src/sandbox/exec.h"
 
 #include <errno.h>
@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/executor.h"
-#include "src/runtime.h"
-#include "src/fdio.h"
+#include "src/policy/executor.h"
+#include "src/policy/runtime.h"
+#include "src/util/fdio.h"
 
 /* What the helper sends back: fixed-size, no pointers but the runtime
  * name (a literal of this same binary image). */

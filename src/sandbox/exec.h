@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/policy.h"
+#include "src/policy/policy.h"
 #include "src/sandbox/sberror.h"
-#include "src/status.h"
+#include "src/policy/status.h"
 
 struct sb_capture {
 	char *data;          /* NUL-terminated, marker appended if truncated */

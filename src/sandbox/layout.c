@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 
 int sb_layout_paths(const char *root_dir, const char *run_id, const char *sandbox_id,
                     struct sb_layout *l, struct sb_error *e)
@@ -136,9 +136,9 @@ int sb_layout_cleanup(struct sb_layout *l, struct sb_error *e)
 
 	if (l->root_fd < 0)
 		return 0;
-	if ((r = sb_remove_tree_at(l->root_fd, "request")) < 0)
+	if ((r = cl_remove_tree_at(l->root_fd, "request")) < 0)
 		rc = sb_fail(e, SB_EXECUTION_FAILED, -r, NULL, "removing %s", l->request);
-	if ((r = sb_remove_tree_at(l->root_fd, "tmp")) < 0 && rc == 0)
+	if ((r = cl_remove_tree_at(l->root_fd, "tmp")) < 0 && rc == 0)
 		rc = sb_fail(e, SB_EXECUTION_FAILED, -r, NULL, "removing %s", l->tmp);
 	return rc;
 }

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "src/policy.h"
+#include "src/policy/policy.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/spec.h"
 

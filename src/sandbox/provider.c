@@ -10,13 +10,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/egress.h"
 #include <sys/stat.h>
 
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/sandbox/spec.h"
 
 json_t *sb_provider_request(const struct sb_spec *s)
@@ -138,7 +138,7 @@ static int write_entries(json_t *arr, int result_fd, json_t *paths, struct sb_er
 			return rc;
 		if (!*rel)
 			return sb_fail(e, SB_TOOL_PATH_INVALID, 0, NULL, "Path must be a string");
-		rc = sb_write_at(result_fd, rel, json_string_value(content), json_string_length(content), 0644);
+		rc = cl_write_at(result_fd, rel, json_string_value(content), json_string_length(content), 0644);
 		if (rc == -ELOOP || rc == -EXDEV || rc == -EMLINK)
 			return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, json_pack("{s:s}", "path", path),
 			               "Path escapes sandbox root (via %s)", rc == -EMLINK ? "hard link" : "symlink");
@@ -163,7 +163,7 @@ static int copy_stream_log(const char *inside, int result_fd, struct sb_error *e
 	if (strcmp(rel, "logs/stream.ndjson") == 0)
 		return 0;
 	/* Every component, not only the last: the sandbox wrote result/. */
-	fd = sb_open_beneath(result_fd, rel, O_RDONLY | O_NONBLOCK);
+	fd = cl_open_beneath(result_fd, rel, O_RDONLY | O_NONBLOCK);
 	if (fd == -ELOOP || fd == -EXDEV)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Path escapes sandbox root (via symlink)");
 	if (fd < 0)
@@ -174,7 +174,7 @@ static int copy_stream_log(const char *inside, int result_fd, struct sb_error *e
 	rc = cl_read_all(fd, SB_MAX_BUNDLE_BYTES, &data, &len);
 	if (rc < 0)
 		return sb_fail(e, SB_INVALID_INPUT, -rc, NULL, "reading the stream log %s", inside);
-	rc = sb_write_at(result_fd, "logs/stream.ndjson", data, len, 0644);
+	rc = cl_write_at(result_fd, "logs/stream.ndjson", data, len, 0644);
 	return rc < 0 ? sb_fail(e, SB_TOOL_PATH_ESCAPE, -rc, NULL, "writing logs/stream.ndjson") : 0;
 }
 
@@ -229,7 +229,7 @@ static int write_inline(json_t *r, const struct sb_layout *l, const struct sb_se
 	json_decref(readme);
 	if (!text)
 		return sb_fail(e, SB_EXECUTION_FAILED, ENOMEM, NULL, "writing README.md");
-	rc = sb_write_at(l->result_fd, "README.md", text, strlen(text), 0644);
+	rc = cl_write_at(l->result_fd, "README.md", text, strlen(text), 0644);
 	if (rc == -ELOOP || rc == -EINVAL)
 		return sb_fail(e, SB_TOOL_PATH_ESCAPE, 0, NULL, "Sandbox bundle README.md may not be a symlink.");
 	if (rc == -EMLINK)

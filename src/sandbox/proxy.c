@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/parse.h"
+#include "src/policy/parse.h"
 
 int sb_proxy_parse(const char *url, struct sb_proxy_url *u)
 {

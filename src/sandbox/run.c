@@ -12,20 +12,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/clock.h"
-#include "src/fdio.h"
-#include "src/policy_json.h"
+#include "src/util/cleanup.h"
+#include "src/util/clock.h"
+#include "src/util/fdio.h"
+#include "src/policy/policy_json.h"
 #include "src/sandbox/bundle.h"
 #include "src/sandbox/egress.h"
 #include "src/sandbox/exec.h"
 #include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/policy_build.h"
 #include "src/sandbox/provider.h"
 #include "src/sandbox/proxy.h"
 #include "src/sandbox/run_internal.h"
-#include "src/status.h"
+#include "src/policy/status.h"
 #include "src/workspace/snapshot.h"
 
 void sb_run_progress(struct run *r, const char *stage, int pct, json_t *extra)
@@ -154,9 +155,9 @@ static int step_create(struct run *r, struct sb_error *e)
 		return rc;
 	/* The writable result file the protocol names, bound over a
 	 * placeholder in the read-only request. */
-	rc = sb_write_at(r->l.tmp_fd, "sandbox-result.json", "", 0, 0666);
+	rc = cl_write_at(r->l.tmp_fd, "sandbox-result.json", "", 0, 0666);
 	if (rc == 0)
-		rc = sb_write_at(r->l.tmp_fd, "empty-profile", "", 0, 0644);
+		rc = cl_write_at(r->l.tmp_fd, "empty-profile", "", 0, 0644);
 	if (rc < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "creating %s", r->l.result_file);
 	return 0;
@@ -172,11 +173,11 @@ static int write_request_files(struct run *r, struct sb_error *e)
 	json_decref(req);
 	if (!text)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request file");
-	if ((rc = sb_write_at(r->l.request_fd, SB_REQUEST_FILE, text, strlen(text), 0644)) < 0 ||
-	    (rc = sb_write_at(r->l.request_fd, SB_RESULT_FILE, "", 0, 0644)) < 0)
+	if ((rc = cl_write_at(r->l.request_fd, SB_REQUEST_FILE, text, strlen(text), 0644)) < 0 ||
+	    (rc = cl_write_at(r->l.request_fd, SB_RESULT_FILE, "", 0, 0644)) < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing %s/.smithers", r->l.request);
 	if (r->s->egress.ca_pem &&
-	    (rc = sb_write_at(r->l.request_fd, SB_EGRESS_CA_RELATIVE, r->s->egress.ca_pem,
+	    (rc = cl_write_at(r->l.request_fd, SB_EGRESS_CA_RELATIVE, r->s->egress.ca_pem,
 	                      strlen(r->s->egress.ca_pem), 0644)) < 0)
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the egress CA");
 	return 0;
@@ -197,7 +198,7 @@ static int step_ship(struct run *r, uint64_t *bytes, struct sb_error *e)
 		json_decref(readme);
 		if (!text)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "writing the request README.md");
-		rc = sb_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644);
+		rc = cl_write_at(r->l.request_fd, "README.md", text, strlen(text), 0644);
 		if (rc < 0)
 			return sb_fail(e, SB_PROCESS_SPAWN_FAILED, -rc, NULL, "writing the request README.md");
 		*bytes = strlen(text);

@@ -5,7 +5,7 @@
 
 #include <jansson.h>
 
-#include "src/clock.h"
+#include "src/util/clock.h"
 #include "src/sandbox/exec.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/run.h"

@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 enum sb_code {
 	SB_INVALID_INPUT,
@@ -31,7 +31,7 @@ int sb_invalid(struct sb_error *e, const char *field, const char *fmt, ...)
 /* A cl_error from shared code (executor, fd I/O) under a sandbox code. */
 int sb_from_cl(struct sb_error *e, enum sb_code code, const cl_error *err);
 void sb_error_clear(struct sb_error *e);
-/* Always negative, for the analyzer (see CL_NEGATIVE in src/error.h). */
+/* Always negative, for the analyzer (see CL_NEGATIVE in src/util/error.h). */
 #if defined(__clang_analyzer__) && !defined(CL_ERROR_IMPL)
 #define sb_fail(...) CL_NEGATIVE((sb_fail)(__VA_ARGS__))
 #define sb_invalid(...) CL_NEGATIVE((sb_invalid)(__VA_ARGS__))

@@ -2,14 +2,14 @@
  * @smithers-orchestrator/sandbox's rules and messages; unknown fields fail. */
 #define _GNU_SOURCE
 #include "src/sandbox/spec.h"
-#include "src/runtime.h"
+#include "src/policy/runtime.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/parse.h"
+#include "src/policy/parse.h"
 #include "src/workspace/snapshot.h"
 
 static const char *const top_fields[] = {

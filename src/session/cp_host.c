@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/session/client.h"
 #include "src/session/tree.h"
 
@@ -75,7 +75,7 @@ static int open_last(const struct split *s, const char *whole, int flags)
 	parent = open(s->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (parent < 0)
 		return -errno;
-	fd = sb_open_beneath(parent, s->base, flags);
+	fd = cl_open_beneath(parent, s->base, flags);
 	close(parent);
 	return fd;
 }
@@ -153,7 +153,7 @@ int ss_cp_out_target(const char *path, const char *dest, char *name, size_t size
 	/* Not stat(): a link at dest (planted, in a --rw directory) is not a
 	 * directory to copy into; it is a name the copy replaces. */
 	if (fstatat(parent, s.base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
-		dir = sb_open_beneath(parent, s.base, O_PATH | O_DIRECTORY);
+		dir = cl_open_beneath(parent, s.base, O_PATH | O_DIRECTORY);
 		close(parent);
 		if (dir < 0) {
 			errno = -dir;

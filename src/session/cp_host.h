@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* src opened for reading: its directory as the caller wrote it, its last
  * name never followed (a link is refused, naming src). dir: a directory

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/session/client.h"
 #include "src/session/cp_host.h"
 #include "src/session/tree.h"
@@ -154,7 +154,7 @@ int ss_cp_tree_out(const char *key, const char *path, const char *dest, cl_error
 		rc = ss_tree_commit(parent, tmp, name, dest, err);
 out:
 	if (rc < 0 && tfd >= 0)
-		sb_remove_tree_or_say(parent, tmp, "the unfinished copy");
+		cl_remove_tree_or_say(parent, tmp, "the unfinished copy");
 	if (tfd >= 0)
 		close(tfd);
 	for (int i = 0; i < 2; i++)

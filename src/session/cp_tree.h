@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* The directory src into key's path (into it under src's name when path
  * is a directory). 0 or -1 with err. */

@@ -5,7 +5,7 @@
 #ifndef SS_EXEC_TTY_H
 #define SS_EXEC_TTY_H
 
-#include "src/error.h"
+#include "src/util/error.h"
 #include "src/session/proto.h"
 
 struct ss_tty;

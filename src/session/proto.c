@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "src/parse.h"
+#include "src/policy/parse.h"
 #include "src/workspace/snapshot.h"
 
 void ss_buf_add(struct ss_buf *b, char tag, const char *value)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #define SS_REQ_MAX (256 * 1024)   /* bytes of one request */
 #define SS_MAX_FDS 3

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/parse.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/policy/parse.h"
 
 /* A directory we own with no access for anyone else, reached without a
  * symlink at the last component; created 0700 when missing. The parents

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #define SS_ID_LEN 12
 #define SS_NAME_MAX 64

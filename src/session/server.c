@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/clock.h"
-#include "src/limits.h"
+#include "src/util/clock.h"
+#include "src/util/limits.h"
 #include "src/session/proto.h"
 #include "cgroups/cgroup.h"
 #include "src/session/snap.h"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 
 enum { R_DIR = 'd', R_UP = 'u', R_FILE = 'f', R_LINK = 'l', R_END = 'e' };
 
@@ -394,9 +394,9 @@ int ss_tree_commit(int parent, const char *tmp, const char *name, const char *sh
 	if (!S_ISDIR(st.st_mode))
 		return cl_fail(err, 0, "%s exists and is not a directory", shown);
 	/* One step: the new tree takes the name, the old one the temporary
-	 * name, and goes (never followed: sb_remove_tree_at). */
+	 * name, and goes (never followed: cl_remove_tree_at). */
 	if (renameat2(parent, tmp, parent, name, RENAME_EXCHANGE) < 0)
 		return cl_fail_errno(err, "putting %s in place", shown);
-	sb_remove_tree_or_say(parent, tmp, "the replaced tree");
+	cl_remove_tree_or_say(parent, tmp, "the replaced tree");
 	return 0;
 }

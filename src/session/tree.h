@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #define SS_TREE_MAX_BYTES (4ULL << 30)   /* file contents of one copy */
 #define SS_TREE_MAX_ENTRIES 200000

@@ -34,10 +34,10 @@
 #include "cgroups/cgroup.h"
 #include "ns/init.h"
 #include "ns/pty.h"
-#include "src/fdio.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/fdio.h"
+#include "src/util/fsafe.h"
 #include "src/session/tree.h"
-#include "src/parse.h"
+#include "src/policy/parse.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -428,7 +428,7 @@ _Noreturn static void do_put_tree(struct job *j)
 	if (ss_tree_recv(0, tfd, &err) < 0 || ss_tree_commit(parent, tmp, name, r->path, &err) < 0) {
 		/* Said in the one error the client gets (this child's stderr
 		 * reaches nobody). */
-		int left = sb_remove_tree_at(parent, tmp);
+		int left = cl_remove_tree_at(parent, tmp);
 		child_fail(j, 125, err.errnum, "copying into %s: %s%s%s", r->path, err.msg,
 		           left < 0 ? "; the partial copy could not be removed: " : "",
 		           left < 0 ? strerror(-left) : "");

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #define ST_SQLITE_DL_IMPL
 #include "src/state/sqlite_dl.h"
-#include "src/dl.h"
+#include "src/util/dl.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>

@@ -7,7 +7,7 @@
 
 #include <sqlite3.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 struct st_sqlite_api {
 	int (*open_v2)(const char *, sqlite3 **, int, const char *);

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/clock.h"
+#include "src/util/cleanup.h"
+#include "src/util/clock.h"
 #include "src/sandbox/layout.h"
 
 struct st_store {

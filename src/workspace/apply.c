@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/policy.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/policy/policy.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/hunk.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/state.h"
@@ -159,7 +159,7 @@ static int verify_one(struct ctx *c, struct job *j)
 	int rc;
 
 	split_path(j);
-	pfd = sb_open_beneath(c->tfd, j->dir, O_PATH | O_DIRECTORY);
+	pfd = cl_open_beneath(c->tfd, j->dir, O_PATH | O_DIRECTORY);
 	/* git apply's "beyond a symbolic link": nothing is written through
 	 * a link, unless this bundle deletes it first (a type change). */
 	if ((pfd == -ELOOP || pfd == -EXDEV) && !(j->kind == K_ADD && deleted_here(c, j->dir))) {
@@ -222,12 +222,12 @@ static int make_parents(struct ctx *c, struct job *j)
 		const char *slash = strchr(s, '/');
 		size_t upto = slash ? (size_t)(slash - j->dir) : strlen(j->dir);
 		snprintf(part, sizeof(part), "%.*s", (int)upto, j->dir);
-		cl_autoclose int fd = sb_open_beneath(c->tfd, part, O_PATH | O_DIRECTORY);
+		cl_autoclose int fd = cl_open_beneath(c->tfd, part, O_PATH | O_DIRECTORY);
 		if (fd == -ENOENT) {
 			const char *slash2 = strrchr(part, '/');
 			char parent[4096];
 			snprintf(parent, sizeof(parent), "%.*s", slash2 ? (int)(slash2 - part) : 0, part);
-			cl_autoclose int pfd = sb_open_beneath(c->tfd, parent, O_PATH | O_DIRECTORY);
+			cl_autoclose int pfd = cl_open_beneath(c->tfd, parent, O_PATH | O_DIRECTORY);
 			if (pfd < 0 || mkdirat(pfd, slash2 ? slash2 + 1 : part, 0755) < 0)
 				return cl_fail(c->err, pfd < 0 ? -pfd : errno, "creating directory %s", part);
 			if (!cl_strv_push(&j->made, part))
@@ -291,7 +291,7 @@ static int commit_one(struct ctx *c, int sfd, size_t i)
 	snprintf(name, sizeof(name), "%c%zu", j->kind == K_DELETE ? 'd' : 'n', i);
 	if (j->kind == K_ADD && (rc = make_parents(c, j)) < 0)
 		return rc;
-	cl_autoclose int pfd = sb_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
+	cl_autoclose int pfd = cl_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
 	if (pfd < 0)
 		return cl_fail(c->err, -pfd, "opening the parent of %s", j->p->path);
 	if (j->kind == K_DELETE)
@@ -313,7 +313,7 @@ static void undo_one(struct ctx *c, int sfd, size_t i)
 	int pfd;
 
 	snprintf(name, sizeof(name), "%c%zu", j->kind == K_DELETE ? 'd' : 'n', i);
-	pfd = sb_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
+	pfd = cl_open_beneath(c->tfd, j->dir, O_RDONLY | O_DIRECTORY);
 	if (pfd >= 0 && j->done) {
 		if (j->kind == K_DELETE)
 			renameat(sfd, name, pfd, j->base);
@@ -386,7 +386,7 @@ static int commit(struct ctx *c)
 			if (c->jobs[k].kind == K_DELETE)
 				prune_dirs(c, &c->jobs[k]);
 	close(sfd);
-	sb_remove_tree_or_say(c->tfd, sname, "the staging directory of diff apply");
+	cl_remove_tree_or_say(c->tfd, sname, "the staging directory of diff apply");
 	free(seq);
 	return rc;
 }

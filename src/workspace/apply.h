@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 #include "src/workspace/hunk.h"
 
 enum ws_apply_result {

@@ -10,8 +10,8 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/workspace/apply.h"
 #include "src/workspace/capture.h"
 #include "src/workspace/pathq.h"

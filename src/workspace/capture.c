@@ -17,131 +17,13 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/policy.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/policy/policy.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
-
-int ws_walk_push(struct walk *w, const char *path, bool is_new, const struct stat *st)
-{
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 64;
-		struct ent *v = realloc(w->v, cap * sizeof(*v));
-		if (!v)
-			return cl_fail(w->err, ENOMEM, "collecting workspace changes");
-		w->v = v;
-		w->cap = cap;
-	}
-	/* More sides than twice the patch limit cannot fit in a bundle. */
-	if (w->n > 2 * WS_MAX_PATCHES + 2) {
-		w->why = WS_FAIL_LIMIT;
-		return cl_fail(w->err, 0, "the workspace changed more than %d files, the limit of a diff "
-		               "bundle; no bundle was written", WS_MAX_PATCHES);
-	}
-	w->v[w->n] = (struct ent){.path = strdup(path), .is_new = is_new,
-	                          .exec = (st->st_mode & S_IXUSR) != 0, .link = S_ISLNK(st->st_mode)};
-	if (!w->v[w->n].path)
-		return cl_fail(w->err, ENOMEM, "collecting workspace changes");
-	w->n++;
-	return 0;
-}
-
-/* Repository metadata is never carried (git apply refuses it too): an
- * accepted bundle could otherwise plant hooks or config on the host. */
-bool ws_is_git_dir(const char *name)
-{
-	return strcasecmp(name, ".git") == 0;
-}
-
-int ws_walk_join(char *out, size_t len, const char *prefix, const char *name, cl_error *err)
-{
-	if ((size_t)snprintf(out, len, "%s%s%s", prefix, *prefix ? "/" : "", name) >= len)
-		return cl_fail(err, ENAMETOOLONG, "workspace path %s/%s", prefix, name);
-	return 0;
-}
-
-int ws_walk_unsupported(struct walk *w, const char *rel, const char *what)
-{
-	w->why = WS_FAIL_UNSUPPORTED;
-	return cl_fail(w->err, 0, "workspace path %s is %s, which a diff bundle does not carry "
-	               "(docs/workspaces.md, \"Symlinks and special files\"); no bundle was written",
-	               rel, what);
-}
-
-int ws_walk_too_deep(struct walk *w, const char *rel)
-{
-	size_t n = strlen(rel);
-
-	/* The path's end only: 256 levels of it fill a screen. */
-	w->why = WS_FAIL_LIMIT;
-	return cl_fail(w->err, 0, "workspace tree at %s%s is more than %d directories deep, the limit of a "
-	               "diff capture; no bundle was written", n > 64 ? "..." : "", n > 64 ? rel + n - 64 : rel,
-	               MAX_DEPTH);
-}
-
-bool ws_is_special(const struct stat *st)
-{
-	return !S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode);
-}
-
-static const char *special_type(mode_t m)
-{
-	return S_ISFIFO(m) ? "fifo" : S_ISSOCK(m) ? "socket" : S_ISCHR(m) ? "character device"
-	       : S_ISBLK(m) ? "block device" : "special file";
-}
-
-/* A special file has no content a patch could carry (git skips them
- * too): leaving it out keeps the rest of the run's work. */
-int ws_walk_skip(struct walk *w, const char *rel, const struct stat *st)
-{
-	cl_autofree char *path = ws_path_encode(rel);   /* the bundle's form of a name */
-
-	if (!path || json_array_append_new(w->skipped, json_pack("{s:s,s:s}", "path", path, "type",
-	                                                         special_type(st->st_mode))) < 0)
-		return cl_fail(w->err, ENOMEM, "collecting workspace changes");
-	return 0;
-}
-
-/* Every file below the lower entry name (or the entry itself) as deleted. */
-int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel, const struct stat *st,
-                    int depth)
-{
-	DIR *d;
-	struct dirent *de;
-	int fd, rc = 0;
-
-	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
-		return ws_walk_push(w, rel, false, st);
-	if (!S_ISDIR(st->st_mode))
-		return ws_walk_skip(w, rel, st);
-	if (depth > MAX_DEPTH)
-		return ws_walk_too_deep(w, rel);
-	fd = openat(lfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return cl_fail_errno(w->err, "reading workspace directory %s", rel);
-	}
-	/* A dup shares the directory offset: start at the top whoever read it. */
-	rewinddir(d);
-	while (rc == 0 && (de = readdir(d))) {
-		char sub[PATH_MAX];
-		struct stat s;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ws_is_git_dir(de->d_name))
-			continue;
-		if ((rc = ws_walk_join(sub, sizeof(sub), rel, de->d_name, w->err)) < 0)
-			break;
-		if (fstatat(dirfd(d), de->d_name, &s, AT_SYMLINK_NOFOLLOW) < 0)
-			rc = cl_fail_errno(w->err, "reading %s", sub);
-		else
-			rc = ws_walk_old_tree(w, dirfd(d), de->d_name, sub, &s, depth + 1);
-	}
-	closedir(d);
-	return rc;
-}
 
 static bool is_whiteout(const struct stat *st)
 {
@@ -279,7 +161,7 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		const char *slash = strrchr(e->path, '/');
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - e->path) : 0, e->path);
-		dfd = sb_open_beneath(root, dir, O_PATH | O_DIRECTORY);
+		dfd = cl_open_beneath(root, dir, O_PATH | O_DIRECTORY);
 		if (!t || dfd < 0 || (n = readlinkat(dfd, slash ? slash + 1 : e->path, t, PATH_MAX)) < 0) {
 			free(t);
 			return cl_fail(err, dfd < 0 ? -dfd : errno, "reading symlink %s", e->path);
@@ -288,7 +170,7 @@ static int read_side(int root, const struct ent *e, struct ws_side *s, char **bu
 		*s = (struct ws_side){.present = true, .link = true, .data = t, .len = (size_t)n};
 		return 0;
 	}
-	fd = sb_open_beneath(root, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	fd = cl_open_beneath(root, e->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return cl_fail(err, -fd, "opening workspace file %s", e->path);
 	if (ovl_mark(fd, "metacopy", v, sizeof(v))) {

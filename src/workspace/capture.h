@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #define WS_MAX_PATCHES 1000
 #define WS_MAX_BUNDLE_BYTES (100ULL << 20)

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/policy.h"
+#include "src/util/cleanup.h"
+#include "src/policy/policy.h"
 #include "src/workspace/capture_walk.h"
 #include "src/workspace/extents.h"
 

@@ -1,5 +1,6 @@
 /* Shared by the two capture walkers (capture.c: an overlay's upper dir;
- * capture_copy.c: a whole copy): the list of changed sides they fill. */
+ * capture_copy.c: a whole copy), defined in capture_walk.c: the list of
+ * changed sides they fill. */
 #ifndef WS_CAPTURE_WALK_H
 #define WS_CAPTURE_WALK_H
 
@@ -8,7 +9,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 #include "src/workspace/capture.h"
 
 #define MAX_DEPTH 256

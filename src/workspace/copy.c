@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 
 /* bytes [from, to) of in to the same offsets of out. */
 static int copy_range(int in, int out, off_t from, off_t to)

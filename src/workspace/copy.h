@@ -2,7 +2,7 @@
 #ifndef WS_COPY_H
 #define WS_COPY_H
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #include <stdbool.h>
 

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* The unit data is read and compared in. */
 #define WS_CHUNK (64 * 1024)

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "ns/sync.h"
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 
 /* The caller's own ids, mapped to themselves: the files of both layers
  * (the caller's) keep their owner inside. */

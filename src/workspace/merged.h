@@ -3,7 +3,7 @@
 #ifndef WS_MERGED_H
 #define WS_MERGED_H
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* A detached, read-only overlay of upper (a sticky workspace's upper dir)
  * over base (absolute paths): the kernel applies the whiteouts and opaque

@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
 #include "src/workspace/state.h"
 #include "src/workspace/wsdl.h"
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/fdio.h"
+#include "src/util/fdio.h"
 
 int ws_bundle_write(const json_t *bundle, const char *path, cl_error *err)
 {

@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* Writes bundle as JSON to path through a temporary file in the same
  * directory renamed over it: a reader sees the old file or the whole new

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 #include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 /* One side of a change; present = false for the /dev/null side. */
 struct ws_side {

@@ -11,4 +11,8 @@
  * probe runs and the file is rewritten (best effort). */
 bool ws_overlay_works(int dir_fd);
 
+/* Runs the probe now (a forked child, ~1-2 ms): whether overlayfs mounts
+ * in a new user namespace here; false with *err = the errno why not. */
+bool ws_overlay_probe(int *err);
+
 #endif

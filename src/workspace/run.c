@@ -11,9 +11,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 
-#include "src/executor.h"
+#include "src/policy/executor.h"
 #include "src/workspace/capture.h"
 #include "src/workspace/output.h"
 #include "src/workspace/state.h"

@@ -5,9 +5,9 @@
 
 #include <stdbool.h>
 
-#include "src/error.h"
-#include "src/policy.h"
-#include "src/status.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
+#include "src/policy/status.h"
 
 /* Runs p (adding the workspace overlay when p->workspace is set), then
  * writes the diff bundle to p->diff_out and removes the workspace state.

@@ -18,12 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
-#include "src/fdio.h"
-#include "src/sandbox/fsafe.h"
+#include "src/util/cleanup.h"
+#include "src/util/fdio.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/copy.h"
 #include "src/workspace/merged.h"
-#include "src/workspace/state.h"
+#include "src/workspace/root.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -83,7 +83,7 @@ bool ws_snap_exists(const char *id)
 /* Removes the leftovers of killed commands that nobody holds locked. */
 static void sweep(int sdir, bool verbose)
 {
-	DIR *d = sb_opendir_fd(sdir);
+	DIR *d = cl_opendir_fd(sdir);
 	struct dirent *de;
 
 	if (!d)
@@ -95,7 +95,7 @@ static void sweep(int sdir, bool verbose)
 		/* Locked: a live snapshot or removal is working on it. */
 		if (e < 0 || flock(e, LOCK_EX | LOCK_NB) < 0)
 			continue;
-		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+		int r = cl_remove_tree_at(dirfd(d), de->d_name);
 		if (r == 0 && verbose)
 			printf("removed unfinished workspace snapshot %s\n", de->d_name);
 		else if (r < 0)
@@ -306,7 +306,7 @@ out:
 	if (rc < 0 && tmpname[0]) {
 		char what[4400];
 		snprintf(what, sizeof(what), "the unfinished snapshot %s/%s (cloister gc retries)", path, tmpname);
-		sb_remove_tree_or_say(sdir, tmpname, what);
+		cl_remove_tree_or_say(sdir, tmpname, what);
 	}
 	return rc;
 }
@@ -479,7 +479,7 @@ int ws_snap_remove(const char *id, cl_error *err)
 		return cl_error_code(err);
 	if (renameat2(sdir, id, sdir, gone, RENAME_NOREPLACE) < 0)
 		return cl_fail_errno(err, "removing workspace snapshot %s", id);
-	int rc = sb_remove_tree_at(sdir, gone);
+	int rc = cl_remove_tree_at(sdir, gone);
 	if (rc < 0)
 		return cl_fail(err, -rc, "removing workspace snapshot %s (what is left: %s/%s, removed by "
 		                     "cloister gc)", id, path, gone);

@@ -7,7 +7,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 #define WS_SNAP_ID_MAX 64
 

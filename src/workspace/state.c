@@ -2,7 +2,7 @@
  * O_NOFOLLOW, the run dir is new (never reused), the overlay layers reach
  * the child by path (see add_mount). */
 #define _GNU_SOURCE
-#include "src/sandbox/fsafe.h"
+#include "src/util/fsafe.h"
 #include "src/workspace/state.h"
 
 #include <dirent.h>
@@ -17,54 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/cleanup.h"
+#include "src/util/cleanup.h"
 #include "src/workspace/copy.h"
+#include "src/workspace/root.h"
 #include "src/workspace/probe.h"
 #include "src/workspace/snapshot.h"
-#include "src/fdio.h"
-
-int ws_state_root(char *out, size_t len, cl_error *err)
-{
-	const char *env = getenv("CLOISTER_STATE_DIR"), *xdg = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	int n;
-
-	if (env && env[0] == '/')
-		n = snprintf(out, len, "%s", env);
-	else if (geteuid() == 0)
-		n = snprintf(out, len, "/var/lib/cloister");
-	else if (xdg && xdg[0] == '/')
-		n = snprintf(out, len, "%s/cloister", xdg);
-	else if (home && home[0] == '/')
-		n = snprintf(out, len, "%s/.local/state/cloister", home);
-	else
-		return cl_fail(err, 0, "no state directory for workspaces: set CLOISTER_STATE_DIR or HOME");
-	return n < 0 || (size_t)n >= len ? cl_fail(err, ENAMETOOLONG, "state directory path") : 0;
-}
-
-/* mkdir -p with 0700 for what it creates; path is resolved already
- * (resolve_existing), so no component may be a symlink. */
-static int open_dirs(const char *path, cl_error *err)
-{
-	char buf[4096], *save = NULL, *part;
-	int cur = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (part = strtok_r(buf, "/", &save); cur >= 0 && part; part = strtok_r(NULL, "/", &save)) {
-		int next;
-		if (mkdirat(cur, part, 0700) < 0 && errno != EEXIST) {
-			close(cur);
-			return cl_fail_errno(err, "creating the workspace state directory %s", path);
-		}
-		next = openat(cur, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(cur);
-		if (next < 0)
-			return cl_fail_errno(err, "opening the workspace state directory %s (no component may "
-			                     "be a symlink)", path);
-		cur = next;
-	}
-	return cur < 0 ? cl_fail_errno(err, "opening /") : cur;
-}
+#include "src/util/fdio.h"
 
 static int make_sub(int parent, const char *name, mode_t mode, cl_error *err)
 {
@@ -128,25 +86,6 @@ static int add_mount(struct cl_policy *p, struct ws_run *w, const char *root, cl
 
 /* overlayfs refuses an upper dir inside its lower one (ELOOP, a puzzling
  * message): say what to change instead. */
-/* realpath of the longest existing prefix of path, the rest appended. */
-static int resolve_existing(const char *path, char *out, size_t len, cl_error *err)
-{
-	char buf[4096], real[4096];
-	const char *tail = "";
-	char *slash;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	while (!realpath(buf, real)) {
-		if (errno != ENOENT || !(slash = strrchr(buf, '/')) || slash == buf)
-			return cl_fail_errno(err, "resolving the workspace state directory %s", path);
-		*slash = '\0';
-		tail = path + (slash - buf);
-	}
-	if ((size_t)snprintf(out, len, "%s%s", strcmp(real, "/") ? real : "", tail) >= len)
-		return cl_fail(err, ENAMETOOLONG, "the workspace state directory %s", path);
-	return 0;
-}
-
 static int inside_dir(const struct ws_run *w, const char *path, const char *shown, cl_error *err)
 {
 	size_t n = strlen(w->dir);
@@ -178,26 +117,13 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 	snprintf(root + strlen(root), len - strlen(root), "/workspaces");
 	/* Resolved before anything is made: DIR is never written, and what
 	 * is created below the existing part is never a link. */
-	if ((rc = resolve_existing(root, real, sizeof(real), err)) < 0 ||
+	if ((rc = ws_resolve_existing(root, real, sizeof(real), err)) < 0 ||
 	    (rc = inside_dir(w, real, real, err)) < 0)
 		return rc;
 	snprintf(root, len, "%s", real);
-	if ((w->parent_fd = open_dirs(root, err)) < 0)
+	if ((w->parent_fd = ws_open_dirs(root, err)) < 0)
 		return w->parent_fd;
 	return 0;
-}
-
-int ws_state_open(const char *sub, cl_error *err)
-{
-	char root[4096], real[4096];
-	int rc;
-
-	if ((rc = ws_state_root(root, sizeof(root) - 64, err)) < 0)
-		return rc;
-	snprintf(root + strlen(root), sizeof(root) - strlen(root), "/%.60s", sub);
-	if ((rc = resolve_existing(root, real, sizeof(real), err)) < 0)
-		return rc;
-	return open_dirs(real, err);
 }
 
 static int layers(struct cl_policy *p, struct ws_run *w, const char *root, bool fresh, cl_error *err)
@@ -280,40 +206,6 @@ int ws_run_prepare(struct cl_policy *p, struct ws_run *w, const char *snapshot, 
 	    (snapshot && (rc = use_snapshot(w, snapshot, err)) < 0) || (rc = make_run_dir(w, err)) < 0 ||
 	    (rc = use_copy(p, w) ? copy_layer(p, w, root, err) : layers(p, w, root, true, err)) < 0)
 		ws_run_cleanup(w);
-	return rc;
-}
-
-bool ws_name_ok(const char *n)
-{
-	size_t l = strlen(n);
-
-	return l > 0 && l <= 128 && strspn(n, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == l &&
-	       strcmp(n, ".") && strcmp(n, "..");
-}
-
-int ws_read_small(int dfd, const char *name, char *buf, size_t len)
-{
-	cl_autoclose int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
-
-	buf[n > 0 ? n : 0] = '\0';
-	return fd < 0 ? -errno : 0;
-}
-
-int ws_write_small(int dfd, const char *name, const char *text)
-{
-	char tmp[64];
-	int fd, rc;
-
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	unlinkat(dfd, tmp, 0);
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	rc = cl_write_all(fd, text, strlen(text));
-	close(fd);
-	if (rc == 0 && renameat(dfd, tmp, dfd, name) < 0)
-		rc = -errno;
 	return rc;
 }
 
@@ -400,7 +292,7 @@ static bool unfinished(int run_fd)
 	rewinddir(d);   /* the dup shares the offset */
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			sb_remove_tree_or_say(dirfd(d), de->d_name, "a part of an unfinished sticky workspace");
+			cl_remove_tree_or_say(dirfd(d), de->d_name, "a part of an unfinished sticky workspace");
 	closedir(d);
 	return true;
 }
@@ -481,7 +373,7 @@ void ws_run_cleanup(struct ws_run *w)
 	close_fd(&w->work_fd);
 	/* Removed while still locked: gc never sees it half gone. */
 	if (w->parent_fd >= 0 && w->name[0] && !w->sticky) {
-		int r = sb_remove_tree_at(w->parent_fd, w->name);
+		int r = cl_remove_tree_at(w->parent_fd, w->name);
 		/* Never silent: gc retries, but the user learns it stayed. */
 		if (r < 0)
 			fprintf(stderr, "cloister: could not remove workspace run %s: %s (cloister "
@@ -597,7 +489,7 @@ void ws_gc(void)
 				close(fd);
 			continue;
 		}
-		int r = sb_remove_tree_at(dirfd(d), de->d_name);
+		int r = cl_remove_tree_at(dirfd(d), de->d_name);
 		if (r == 0)
 			printf("removed %s workspace %s\n", run ? "abandoned" : kept ? "kept (failed capture)"
 			       : "idle sticky", sticky ? de->d_name + 7 : de->d_name);

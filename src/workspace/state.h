@@ -7,8 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/error.h"
-#include "src/policy.h"
+#include "src/util/error.h"
+#include "src/workspace/root.h"
+#include "src/policy/policy.h"
 
 struct ws_run {
 	int parent_fd;        /* <state>/workspaces */
@@ -26,13 +27,6 @@ struct ws_run {
 	uint64_t seq;         /* the bundle's seq: 1, or the sticky one's next */
 };
 
-/* Where workspace state lives: $CLOISTER_STATE_DIR, else
- * /var/lib/cloister for root, else $XDG_STATE_HOME/cloister or
- * ~/.local/state/cloister. */
-int ws_state_root(char *out, size_t len, cl_error *err);
-/* Opens <state root>/SUB, made 0700 as needed (the existing part resolved
- * first, nothing created through a link): an fd, or <0 with err. */
-int ws_state_open(const char *sub, cl_error *err);
 /* Opens DIR, makes a fresh run dir with upper/ and work/ (or, where
  * overlayfs does not mount or $CLOISTER_WORKSPACE_MODE is "copy", a copy
  * of DIR in upper/, bound read-write), and appends the overlay mount of DIR to p. On error
@@ -67,13 +61,5 @@ void ws_run_cleanup(struct ws_run *w);
  * and sticky workspaces idle longer than their idleTimeoutSecs. Prints
  * one line per removal. */
 void ws_gc(void);
-/* A sticky workspace name (and the base of a snapshot id): letters,
- * digits, '.', '_', '-', at most 128, not "." or "..". */
-bool ws_name_ok(const char *n);
-/* A small state file below dfd, never through a symlink: read (NUL-
- * terminated, truncated to len - 1), or written whole by a rename. 0 or
- * -errno. */
-int ws_read_small(int dfd, const char *name, char *buf, size_t len);
-int ws_write_small(int dfd, const char *name, const char *text);
 
 #endif

@@ -2,7 +2,7 @@
  * dlopen the first time a workspace diff is made, applied or shown. */
 #define _GNU_SOURCE
 #include "src/workspace/wsdl.h"
-#include "src/dl.h"
+#include "src/util/dl.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>

@@ -7,7 +7,7 @@
 #include <git2.h>
 #include <stddef.h>
 
-#include "src/error.h"
+#include "src/util/error.h"
 
 struct ws_git_api {
 	__typeof__(git_libgit2_init) *init;

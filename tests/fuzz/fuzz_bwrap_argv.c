@@ -23,10 +23,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "src/cli_bwrap.h"
-#include "src/error.h"
-#include "src/policy.h"
-#include "src/policy_json.h"
+#include "src/cli/bwrap/bwrap.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
+#include "src/policy/policy_json.h"
 #include "tests/fuzz/fuzz.h"
 
 #define FZ_FDS 16

@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "src/cli.h"
-#include "src/policy_json.h"
+#include "src/cli/cli.h"
+#include "src/policy/policy_json.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "src/policy_json.h"
+#include "src/policy/policy_json.h"
 #include "src/sandbox/layout.h"
 #include "src/sandbox/policy_build.h"
 #include "src/sandbox/spec.h"

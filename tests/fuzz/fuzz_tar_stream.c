@@ -1,14 +1,14 @@
 /* libFuzzer target: the ustar reader codeplane runs on a remote's result
- * stream (sb_tar_feed / sb_tar_finish), with callbacks that check the
- * member names as extraction does (sb_tar_result_rel) and count payload
+ * stream (cl_tar_feed / cl_tar_finish), with callbacks that check the
+ * member names as extraction does (cl_tar_result_rel) and count payload
  * bytes against what each header announced. The input's first byte picks
  * where it is cut in two, so chunk boundaries are fuzzed too. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/sandbox/tar_extract.h"
-#include "src/sandbox/tar_read.h"
+#include "src/util/tar_extract.h"
+#include "src/util/tar_read.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -21,14 +21,14 @@ struct count {
 	int open;
 };
 
-static int f_begin(void *ctx, const struct sb_tar_member *m)
+static int f_begin(void *ctx, const struct cl_tar_member *m)
 {
 	struct count *c = ctx;
-	char rel[SB_TAR_NAME_MAX];
+	char rel[CL_TAR_NAME_MAX];
 
 	if (c->open || strnlen(m->name, sizeof(m->name)) >= sizeof(m->name))
 		abort();   /* a member began inside another, or the name is unterminated */
-	(void)sb_tar_result_rel(m->name, rel, sizeof(rel));
+	(void)cl_tar_result_rel(m->name, rel, sizeof(rel));
 	c->want = m->size;
 	c->got = 0;
 	c->open = 1;
@@ -56,12 +56,12 @@ static int f_end(void *ctx)
 	return 0;
 }
 
-static const struct sb_tar_ops ops = {f_begin, f_data, f_end};
+static const struct cl_tar_ops ops = {f_begin, f_data, f_end};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	struct count c = {0};
-	struct sb_tar t;
+	struct cl_tar t;
 	size_t cut;
 	int rc;
 
@@ -69,12 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		return 0;
 	/* In [1, len): the first piece is data[1..cut), the second the rest. */
 	cut = 1 + (len > 1 ? (size_t)data[0] * 37 % (len - 1) : 0);
-	sb_tar_init(&t, &ops, &c);
-	rc = sb_tar_feed(&t, data + 1, cut - 1);
+	cl_tar_init(&t, &ops, &c);
+	rc = cl_tar_feed(&t, data + 1, cut - 1);
 	if (rc == 0)
-		rc = sb_tar_feed(&t, data + cut, len - cut);
+		rc = cl_tar_feed(&t, data + cut, len - cut);
 	if (rc == 0)
-		(void)sb_tar_finish(&t);
-	sb_tar_free(&t);
+		(void)cl_tar_finish(&t);
+	cl_tar_free(&t);
 	return 0;
 }

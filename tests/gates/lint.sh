@@ -15,6 +15,16 @@ source "$(dirname "$0")/../lib.sh"
 [ "${CLOISTER_BUILD:-build}" = build ] || exit 0
 
 if is_root; then
+	# The layer order holds (no include goes up a layer or closes a folder
+	# cycle), and the check can fail: its self-test plants arrows.
+	t_layers_clean() {
+		"$TOP/tests/lint/layers.py" >"$T_TMP/layers.log" 2>&1 ||
+			fail "$(head -4 "$T_TMP/layers.log" | tr '\n' ' ')"
+	}
+	t_layers_selftest_catches_planted_arrows() {
+		"$TOP/tests/lint/layers_selftest.sh" >"$T_TMP/lsel.log" 2>&1 ||
+			fail "$(head -3 "$T_TMP/lsel.log" | tr '\n' ' ')"
+	}
 	t_lint_clean() {
 		"$TOP/tests/lint/lint.sh" >"$T_TMP/lint.log" 2>&1 ||
 			fail "$(grep -v '^lint: clean' "$T_TMP/lint.log" | grep -m4 -E 'error|warning|lint:' | tr '\n' ' ')"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "src/cli_bwrap.h"
+#include "src/cli/bwrap/bwrap.h"
 #include "unit.h"
 
 static int parse(struct cl_policy *p, struct cl_bwrap *b, cl_error *err, char **argv)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "src/cli_bwrap.h"
+#include "src/cli/bwrap/bwrap.h"
 #include "unit.h"
 
 static char policy_path[64];

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "cgroups/internal.h"
-#include "src/parse.h"
+#include "src/policy/parse.h"
 
 int main(void)
 {

@@ -3,7 +3,7 @@
  * container-create body (or the refusal naming the field) out. No daemon. */
 #include <stdlib.h>
 
-#include "src/cli.h"
+#include "src/cli/cli.h"
 #include "src/executors/docker_body.h"
 #include "unit.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "src/error.h"
-#include "src/limits.h"
+#include "src/util/error.h"
+#include "src/util/limits.h"
 #include "unit.h"
 
 static const struct { const char *name; int errnum, ns_flags; bool forking; const char *want; } rows[] = {

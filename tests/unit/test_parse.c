@@ -5,8 +5,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "src/parse.h"
-#include "src/policy.h"
+#include "src/policy/parse.h"
+#include "src/policy/policy.h"
 #include "unit.h"
 
 static const struct { const char *in; int rc; uint64_t out; } sizes[] = {

@@ -5,10 +5,10 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "src/cli.h"
-#include "src/error.h"
-#include "src/policy.h"
-#include "src/policy_json.h"
+#include "src/cli/cli.h"
+#include "src/util/error.h"
+#include "src/policy/policy.h"
+#include "src/policy/policy_json.h"
 #include "unit.h"
 
 static int parse(struct cl_policy *p, struct cl_run_opts *o, cl_error *err, char **argv)

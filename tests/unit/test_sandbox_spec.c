@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/policy.h"
+#include "src/policy/policy.h"
 #include "src/sandbox/egress.h"
 #include "src/sandbox/redact.h"
 #include "src/sandbox/spec.h"

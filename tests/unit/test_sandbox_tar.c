@@ -11,15 +11,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/sandbox/tar_extract.h"
-#include "src/sandbox/tar_read.h"
-#include "src/sandbox/tar_write.h"
+#include "src/util/tar_extract.h"
+#include "src/util/tar_read.h"
+#include "src/util/tar_write.h"
 #include "tests/unit/unit.h"
 
 static int rel_rc(const char *name, const char *want)
 {
 	char rel[256];
-	int rc = sb_tar_result_rel(name, rel, sizeof(rel));
+	int rc = cl_tar_result_rel(name, rel, sizeof(rel));
 
 	return rc == 0 && want && strcmp(rel, want) != 0 ? -999 : rc;
 }
@@ -30,7 +30,7 @@ struct seen {
 	uint64_t bytes;
 };
 
-static int s_begin(void *ctx, const struct sb_tar_member *m)
+static int s_begin(void *ctx, const struct cl_tar_member *m)
 {
 	struct seen *s = ctx;
 	size_t n = strlen(s->names);
@@ -52,7 +52,7 @@ static int s_end(void *ctx)
 	return 0;
 }
 
-static const struct sb_tar_ops seen_ops = {s_begin, s_data, s_end};
+static const struct cl_tar_ops seen_ops = {s_begin, s_data, s_end};
 
 /* One ustar header: name, type, size; checksum right unless bad. */
 static void hdr(unsigned char *h, const char *name, char type, const char *size_field, int bad)
@@ -72,27 +72,27 @@ static void hdr(unsigned char *h, const char *name, char type, const char *size_
 }
 
 /* Feeds buf in pieces of step bytes; returns the first error or finish's. */
-static int feed(struct sb_tar *t, const unsigned char *buf, size_t len, size_t step)
+static int feed(struct cl_tar *t, const unsigned char *buf, size_t len, size_t step)
 {
 	for (size_t i = 0; i < len; i += step) {
-		int rc = sb_tar_feed(t, buf + i, len - i < step ? len - i : step);
+		int rc = cl_tar_feed(t, buf + i, len - i < step ? len - i : step);
 		if (rc < 0)
 			return rc;
 	}
-	return sb_tar_finish(t);
+	return cl_tar_finish(t);
 }
 
 static int read_archive(const unsigned char *buf, size_t len, size_t step, struct seen *s, char *why)
 {
-	struct sb_tar t;
+	struct cl_tar t;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	sb_tar_init(&t, &seen_ops, s);
+	cl_tar_init(&t, &seen_ops, s);
 	rc = feed(&t, buf, len, step);
 	if (why)
 		snprintf(why, 160, "%s", t.why);
-	sb_tar_free(&t);
+	cl_tar_free(&t);
 	return rc;
 }
 
@@ -163,8 +163,8 @@ static void round_trip(void)
 	char dir[] = "/tmp/cl-tar-unit.XXXXXX", path[256], buf[64], longp[512];
 	int src, dst, tmpd, mfd = memfd_create("t", 0), rc;
 	const char *bad;
-	struct sb_tar t;
-	struct sb_tar_dest d;
+	struct cl_tar t;
+	struct cl_tar_dest d;
 	static unsigned char img[1 << 16];
 	ssize_t n;
 	struct stat st;
@@ -200,7 +200,7 @@ static void round_trip(void)
 	dst = open(buf, O_RDONLY | O_DIRECTORY);
 	snprintf(buf, sizeof(buf), "%s/tmp", dir);
 	tmpd = open(buf, O_RDONLY | O_DIRECTORY);
-	CHECK("write tree", sb_tar_write_tree(src, mfd, &bad) == 0);
+	CHECK("write tree", cl_tar_write_tree(src, mfd, &bad) == 0);
 	n = pread(mfd, img, sizeof(img), 0);
 	memset(&d, 0, sizeof(d));
 	d.root_fd = dst;
@@ -208,9 +208,9 @@ static void round_trip(void)
 	d.file_name = "sandbox-result.json";
 	d.max_bytes = 1000;
 	d.out_fd = -1;
-	sb_tar_init(&t, &sb_tar_extract_ops, &d);
+	cl_tar_init(&t, &cl_tar_extract_ops, &d);
 	rc = n > 0 ? feed(&t, img, (size_t)n, 333) : -1;
-	sb_tar_free(&t);
+	cl_tar_free(&t);
 	CHECK("extract what was written", rc == 0);
 	snprintf(buf, sizeof(buf), "%s/dst/deep/er/f", dir);
 	CHECK("the file arrived", stat(buf, &st) == 0 && st.st_size == 7);
@@ -219,20 +219,20 @@ static void round_trip(void)
 	/* the same archive again: a duplicate file is refused */
 	memset(&d.why, 0, sizeof(d.why));
 	d.bytes = 0;
-	sb_tar_init(&t, &sb_tar_extract_ops, &d);
+	cl_tar_init(&t, &cl_tar_extract_ops, &d);
 	rc = feed(&t, img, (size_t)n, 512);
-	sb_tar_dest_close(&d);
-	sb_tar_free(&t);
+	cl_tar_dest_close(&d);
+	cl_tar_free(&t);
 	CHECK("a second copy of a file is refused", rc == -EINVAL && strstr(d.why, "twice"));
 	/* budget */
 	snprintf(buf, sizeof(buf), "rm -rf %s/dst/deep", dir);
 	CHECK("reset", system(buf) == 0);
 	d.bytes = 0;
 	d.max_bytes = 3;
-	sb_tar_init(&t, &sb_tar_extract_ops, &d);
+	cl_tar_init(&t, &cl_tar_extract_ops, &d);
 	rc = feed(&t, img, (size_t)n, 512);
-	sb_tar_dest_close(&d);
-	sb_tar_free(&t);
+	cl_tar_dest_close(&d);
+	cl_tar_free(&t);
 	CHECK("over the byte budget is refused", rc == -EFBIG);
 	snprintf(buf, sizeof(buf), "rm -rf %s", dir);
 	CHECK("cleanup", system(buf) == 0);
