@@ -34,8 +34,9 @@ static const char *short_escape(unsigned char c)
 /* "..." around a and b (either may be ""), each byte escaped as git does. */
 static char *c_quote(const char *a, const char *b)
 {
-	size_t n = strlen(a) + strlen(b);
-	char *out = malloc(4 * n + 3), *o = out;
+	/* A byte takes 4 at most (\ooo), plus the quotes and the NUL. */
+	size_t n = strlen(a) + strlen(b), cap = 4 * n + 3;
+	char *out = malloc(cap), *o = out;
 	const char *parts[2] = {a, b};
 
 	if (!out)
@@ -44,12 +45,14 @@ static char *c_quote(const char *a, const char *b)
 	for (size_t k = 0; k < 2; k++)
 		for (const unsigned char *c = (const unsigned char *)parts[k]; *c; c++) {
 			const char *e = short_escape(*c);
-			if (e)
-				o += sprintf(o, "%s", e);
-			else if (git_quotes(*c))
-				o += sprintf(o, "\\%03o", *c);
-			else
+			if (e) {
+				memcpy(o, e, 2);   /* every short escape is two bytes */
+				o += 2;
+			} else if (git_quotes(*c)) {
+				o += snprintf(o, cap - (size_t)(o - out), "\\%03o", *c);
+			} else {
 				*o++ = (char)*c;
+			}
 		}
 	*o++ = '"';
 	*o = '\0';
