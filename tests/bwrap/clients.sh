@@ -7,6 +7,11 @@
 # bwrap, the layout `make install` makes in libexec/cloister), and must
 # report the same. Every run also shows which bwrap the client really
 # started: the process above the sandboxed command.
+# Each client test runs its scenario set twice (Debian's bwrap, cloister):
+# 80-110 s quiet, 200-300 s with the machine loaded (node and bun start per
+# scenario). The deadline catches a hang, not slowness: more than lib.sh's
+# default, set before it is sourced (lib.sh keeps a T_LIMIT already set).
+T_LIMIT=${T_LIMIT:-900}
 source "$(dirname "$0")/difflib.bash"
 NPM=${CLIENTS_NPM:-$TOP/build/clients/npm}
 BIN=$NPM/node_modules/.bin
