@@ -170,16 +170,18 @@ static int verify_one(struct ctx *c, struct job *j)
 		conflict(c, j->p->path, "a parent of it is a file or symlink this bundle adds");
 		return 1;
 	}
+	/* An added link's target is its whole content, computed once here
+	 * (an add has no preimage) and kept for the stage below. */
+	bool have_content = false;
 	if (j->kind == K_ADD && j->p->new_link && c->refuse_outside_links) {
 		rc = new_content(c, j, NULL, 0);
-		if (rc == 0 && ws_link_leaves_tree(j->path, j->data, j->len)) {
+		if (rc)
+			return rc;
+		if (ws_link_leaves_tree(j->path, j->data, j->len)) {
 			conflict(c, j->p->path, "a symlink that points out of the tree (--refuse-outside-links)");
 			return 1;
 		}
-		free(j->data);
-		j->data = NULL;
-		if (rc)
-			return rc;
+		have_content = true;
 	}
 	if (j->kind != K_ADD) {
 		if (pfd < 0) {
@@ -202,7 +204,7 @@ static int verify_one(struct ctx *c, struct job *j)
 	}
 	/* A delete's hunks are checked too: what show says is removed is
 	 * what the file held. */
-	rc = new_content(c, j, old, old_len);
+	rc = have_content ? 0 : new_content(c, j, old, old_len);
 	free(old);
 	if (j->kind == K_DELETE) {
 		free(j->data);
