@@ -5,7 +5,11 @@
 # copy of the build under /tmp (CLOISTER_USER_PASS=after: one after the
 # other). tests/prepare.sh makes what both need first. Under CI=true a skip
 # counts as a failure, and so does a missing test user.
-#   tests/run.sh [--unit-only] [--as-user-pass] [FILTER]
+#   tests/run.sh [--unit-only] [--as-user-pass] [--gates-lane] [FILTER]
+# As root the gates (tests/gates/ but the guest's vm-v2) run in a lane of
+# their own, after the user pass and beside the rest of the root pass
+# (--gates-lane: that lane's own run; it prints its lines, the caller
+# counts them).
 # FILTER is an extended regular expression on the test paths (a plain
 # name such as "sandbox" still selects the files holding it); `make check
 # SUITES=REGEX` passes it. Suites: tests/integration, security, bwrap (the
@@ -20,11 +24,12 @@ cd "$TOP"
 # bash script costing 0.3 s a call, against 0.04 s for Debian's) made the
 # root pass several times slower than the same suites as the user.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-UNIT_ONLY=0; USER_PASS=0; FILTER=""
+UNIT_ONLY=0; USER_PASS=0; GATES_LANE=0; FILTER=""
 for a in "$@"; do
 	case $a in
 	--unit-only) UNIT_ONLY=1 ;;
 	--as-user-pass) USER_PASS=1 ;;
+	--gates-lane) USER_PASS=1; GATES_LANE=1 ;;
 	*) FILTER=$a ;;
 	esac
 done
@@ -80,6 +85,8 @@ user_pass_start() {
 	"$TOP/tests/test_user.sh" "$TEST_USER" >/dev/null 2>&1
 	if ! id "$TEST_USER" >/dev/null 2>&1; then
 		echo "FAIL run: test user '$TEST_USER' does not exist (useradd -m $TEST_USER; .ci/run creates it)" | tee -a "$LOG"
+		setsid -w bash "$TOP/tests/run.sh" --gates-lane ${FILTER:+"$FILTER"} </dev/null >>"$LOG.user" 2>&1 &
+		USER_PID=$!
 		return
 	fi
 	copy=$(mktemp -d /tmp/cloister-user.XXXXXX)
@@ -110,10 +117,16 @@ user_pass_start() {
 	cp -a ../shared "$copy/../cloister-shared" 2>/dev/null || true
 	chmod -R a+rX "$copy"; chmod 755 "$copy"
 	# Its own session and process group (setsid): a cleanup that kills the
-	# group stops everything the pass started.
-	setsid -w runuser -u "$TEST_USER" -- env CI="${CI:-}" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \
-		CLOISTER_BUILD="$UB" ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
-		bash "$copy/tests/run.sh" --as-user-pass ${FILTER:+"$FILTER"} </dev/null >>"$LOG.user" 2>&1 &
+	# group stops everything the pass started. The gates lane follows the
+	# user pass in that session, as root: after it, so the CPU-bound gates
+	# (compiler matrix, clang-tidy, valgrind, fuzzing) take the CPU the
+	# finished user pass leaves, beside the rest of the root pass, instead
+	# of running alone after it.
+	setsid -w bash -c 'runuser -u "$1" -- env CI="$2" PATH="/usr/sbin:/usr/bin:/sbin:/bin" \
+		CLOISTER_BUILD="$3" ASAN_OPTIONS="$4" UBSAN_OPTIONS="$5" bash "$6/tests/run.sh" --as-user-pass "${@:8}"
+		bash "$7/tests/run.sh" --gates-lane "${@:8}"' _ \
+		"$TEST_USER" "${CI:-}" "$UB" "${ASAN_OPTIONS:-}" "${UBSAN_OPTIONS:-}" "$copy" "$TOP" ${FILTER:+"$FILTER"} \
+		</dev/null >>"$LOG.user" 2>&1 &
 	USER_PID=$!
 }
 user_pass_finish() {
@@ -153,6 +166,7 @@ if [ $BOTH = 1 ]; then
 fi
 
 for t in "$UB"/tests/test_*; do
+	[ $GATES_LANE = 0 ] || break
 	[ -x "$t" ] || continue
 	[ -n "$FILTER" ] && ! [[ $t =~ $FILTER ]] && continue
 	run_group "$t" "$t"
@@ -161,6 +175,12 @@ if [ $UNIT_ONLY = 0 ]; then
 	for f in tests/integration/*.sh tests/security/*.sh tests/bwrap/*.sh tests/gates/*.sh; do
 		[ -f "$f" ] || continue
 		[ -n "$FILTER" ] && ! [[ $f =~ $FILTER ]] && continue
+		# The gates but the guest's run in their own lane (above).
+		case $GATES_LANE/$BOTH/$f in
+		1/*/tests/gates/vm-v2.sh | 1/*/tests/[!g]* | 1/*/tests/g[!a]*) continue ;;
+		0/1/tests/gates/vm-v2.sh) ;;
+		0/1/tests/gates/*) continue ;;
+		esac
 		run_group "$f" bash "$f"
 	done
 fi
