@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "seccomp/guard.h"
 #include "seccomp/profile.h"
 #include "src/util/fdio.h"
 
@@ -24,14 +25,23 @@ int cl_docker_seccomp(const struct cl_policy *p, char **out, cl_error *err)
 	int rc;
 
 	*out = NULL;
-	if (p->seccomp == CL_SC_UNCONFINED)
+	/* A root caller's container is host root (docker_body.c): the root
+	 * guard goes into its profile, unconfined included (a profile of the
+	 * guard alone). */
+	if (p->seccomp == CL_SC_UNCONFINED && !cl_policy_root_guarded(p))
 		return (*out = strdup("unconfined")) ? 0 : cl_fail(err, ENOMEM, "seccomp");
 	if (p->seccomp == CL_SC_BPF)
 		return cl_fail(err, 0, "--seccomp-bpf cannot be given to docker; use a JSON profile");
-	rc = sc_profile_load(p->seccomp == CL_SC_DEFAULT ? "default" : p->seccomp_path, &ctx,
-	                     &prof, err);
-	if (rc < 0)
+	rc = p->seccomp == CL_SC_UNCONFINED
+	         ? 0
+	         : sc_profile_load(p->seccomp == CL_SC_DEFAULT ? "default" : p->seccomp_path, &ctx,
+	                           &prof, err);
+	if (rc == 0)
+		rc = sc_guard_fold(p, &prof, err);
+	if (rc < 0) {
+		sc_profile_free(&prof);
 		return rc;
+	}
 	j = sc_profile_to_json(&prof);
 	sc_profile_free(&prof);
 	*out = j ? json_dumps(j, JSON_COMPACT) : NULL;

@@ -208,6 +208,34 @@ rw-ok" "$OUT" "volumes ($ERR)"
 	[ ! -e "$T_TMP/ro/g" ] || fail "wrote through the ro bind"
 }
 
+# Issue 29, class 1 on docker: a root caller's container is host uid 0, so
+# what it writes in a --rw bind is host root's and must never become
+# setuid or setgid (the root guard folded into its profile, unconfined
+# too). Control first: plain docker lets the same chmod through.
+t_docker_rw_setid_denied() {
+	docker_up
+	mkdir -m 700 "$T_TMP/rw"; echo x >"$T_TMP/rw/ctl"
+	docker run --rm --network none -v "$T_TMP/rw:/out" "$IMAGE" chmod 4755 /out/ctl
+	assert_eq 4755 "$(stat -c %a "$T_TMP/rw/ctl")" "control: plain docker's chmod 4755"
+	local sc
+	for sc in default unconfined; do
+		dk --seccomp "$sc" --rw "$T_TMP/rw:/out" -- sh -c 'cd /out; echo x >f; chmod 755 f && echo plain-ok
+			chmod 4755 f 2>/dev/null; chmod g+s f 2>/dev/null; mkdir d; chmod 2755 d 2>/dev/null; echo done'
+		assert_eq "plain-ok
+done" "$OUT" "the control chmod ($sc: $ERR)"
+		assert_eq "0 755" "$(stat -c '%u %a' "$T_TMP/rw/f")" "chmod 4755/g+s of a file ($sc)"
+		assert_eq "0 755" "$(stat -c '%u %a' "$T_TMP/rw/d")" "chmod 2755 of a directory ($sc)"
+		rm -rf "$T_TMP/rw/f" "$T_TMP/rw/d"
+	done
+	# CAP_FSETID in the initial user namespace keeps the bits of a setuid
+	# file when it is written: refused by name, nothing started.
+	dk --cap-add FSETID --rw "$T_TMP/rw:/out" -- sh -c 'echo x >>/out/ctl; echo ran'
+	assert_eq 125 "$RC" "--cap-add FSETID as root"
+	assert_eq "" "$OUT" "the command must not run"
+	assert_contains "$ERR" "--cap-add FSETID"
+	assert_eq 4755 "$(stat -c %a "$T_TMP/rw/ctl")" "the setuid file is untouched"
+}
+
 t_docker_bind_through_symlink_is_refused() {
 	mkdir -p "$T_TMP/real"; ln -s "$T_TMP/real" "$T_TMP/link"
 	dk --ro "$T_TMP/link:/data" -- true
@@ -230,7 +258,8 @@ J
 	dk --seccomp "$T_TMP/deny-mkdir.json" -- sh -c 'mkdir /tmp/d 2>&1; echo rc=$?'
 	assert_contains "$OUT" "Operation not permitted" "profile's errno"
 	assert_contains "$OUT" "rc=1"
-	dk --seccomp unconfined -- sh -c 'grep ^Seccomp: /proc/self/status'
+	# A root caller's container keeps the root guard's filter (below).
+	dk --seccomp unconfined --host-root -- sh -c 'grep ^Seccomp: /proc/self/status'
 	assert_eq "Seccomp:	0" "$OUT" "unconfined ($ERR)"
 	dk --seccomp-bpf /dev/null -- true
 	assert_eq 125 "$RC" "raw BPF refused"

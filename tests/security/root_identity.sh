@@ -162,6 +162,36 @@ except OSError as e: print(e.errno)" < <(getfattr -e hex --only-values -n securi
 	assert_eq "" "$(getcap "$T_TMP/w/t")" "file capability on a --rw file"
 }
 
+# Issue 29, class 1, CAP_FSETID: the kernel keeps the setid bits of a file
+# its writer holds CAP_FSETID for, so a setuid file already in a --rw dir
+# would stay setuid after the sandbox rewrites it. It checks the capability
+# in the initial user namespace only (should_remove_suid: capable()), which
+# no sandbox process has: --cap-add FSETID, ALL, or the full set of a
+# nested user namespace (root mapped, which takes SETFCAP) all lose the
+# bits. Control first: host root's own write keeps them.
+t_rw_setid_file_loses_bits_under_fsetid() {
+	mkdir -m 700 "$T_TMP/w"
+	local f
+	for f in ctl fsetid all nested; do cp /bin/true "$T_TMP/w/$f"; chmod 6755 "$T_TMP/w/$f"; done
+	echo x >> "$T_TMP/w/ctl"
+	assert_eq 6755 "$(stat -c %a "$T_TMP/w/ctl")" "control: a CAP_FSETID holder of the host keeps the bits"
+	clr run "$SC" --cap-add FSETID --rw "$T_TMP/w" -- sh -c "grep CapEff /proc/self/status; echo x >> $T_TMP/w/fsetid"
+	assert_eq 0 "$RC" "run --cap-add FSETID: $ERR"
+	assert_eq "CapEff:	0000000000000010" "$OUT" "the sandbox holds CAP_FSETID"
+	clr run "$SC" --cap-add ALL --rw "$T_TMP/w" -- truncate -s 1 "$T_TMP/w/all"
+	assert_eq 0 "$RC" "run --cap-add ALL: $ERR"
+	clr run "$SC" --allow-nested --cap-add SETFCAP --rw "$T_TMP/w" -- python3 -c "import ctypes, os
+assert ctypes.CDLL(None).unshare(0x10000000) == 0
+for f, v in (('setgroups', 'deny'), ('uid_map', '0 0 1'), ('gid_map', '0 0 1')):
+    open('/proc/self/' + f, 'w').write(v)
+print(open('/proc/self/status').read().split('CapEff:')[1].split()[0])
+open('$T_TMP/w/nested', 'a').write('x')"
+	assert_eq 0 "$RC" "run --allow-nested: $ERR"
+	assert_eq 000001ffffffffff "$OUT" "full capabilities in the nested user namespace"
+	assert_eq "755 755 755" "$(stat -c %a "$T_TMP/w/fsetid" "$T_TMP/w/all" "$T_TMP/w/nested" | tr '\n' ' ' | sed 's/ $//')" \
+		"setid bits after the sandbox's writes (FSETID, ALL, nested)"
+}
+
 # Class 2: spec mode as root got uid_map 0 0 1 (host root) where run gets
 # the unprivileged host id. Control: --host-root keeps host root.
 t_spec_mode_is_not_host_root() {
