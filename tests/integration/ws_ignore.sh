@@ -174,6 +174,40 @@ PY
 	assert_eq "workspace.ignore" "$(py 'j["details"]["field"]' <<<"$ERR")" field
 }
 
+t_session_workspace_ignore() {
+	setup
+	export CLOISTER_RUNTIME_DIR=$T_TMP/run
+	echo '*.log' >"$W/.gitignore"
+	for ign in git none; do
+		clr create "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/s-$ign.json" --workspace-ignore $ign
+		assert_eq 0 "$RC" "create $ign ($ERR)"
+		SID=$OUT
+		trap '"$CL" rm "$SID" >/dev/null 2>&1' EXIT
+		"$CL" exec "$SID" --env W="$W" -- sh -c 'echo l >"$W/a.log" && echo t >"$W/t.txt"' || fail "exec $ign"
+		clr rm "$SID"
+		assert_eq 0 "$RC" "rm $ign ($ERR)"
+		trap - EXIT
+	done
+	assert_eq "t.txt" "$(paths "$T_TMP/s-git.json")" "session, git"
+	assert_eq "a.log t.txt" "$(paths "$T_TMP/s-none.json")" "session, none"
+}
+
+# A failed capture's kept dir records the choice for `diff capture`.
+t_diff_capture_of_kept_changes_keeps_the_choice() {
+	setup
+	echo '*.log' >"$W/.gitignore"
+	for ign in git none; do
+		clr run "${WSR[@]}" --workspace "$W" --diff-out "$T_TMP/no/dir/b.json" --workspace-ignore $ign \
+			--env W="$W" -- sh -c 'echo l >"$W/a.log" && echo t >"$W/t.txt"'
+		assert_eq 125 "$RC" "$ign: unwritable --diff-out ($ERR)"
+		[[ $ERR =~ "changes are kept in "([^ ]+)" " ]] || fail "$ign: no kept line: $ERR"
+		clr diff capture "${BASH_REMATCH[1]}" "$T_TMP/k-$ign.json"
+		assert_eq 0 "$RC" "$ign: diff capture ($ERR)"
+	done
+	assert_eq "t.txt" "$(paths "$T_TMP/k-git.json")" "kept, git"
+	assert_eq "a.log t.txt" "$(paths "$T_TMP/k-none.json")" "kept, none"
+}
+
 t_bad_option_value_is_one_line() {
 	setup
 	clr run --workspace "$W" --workspace-ignore maybe -- true
