@@ -29,6 +29,7 @@ enum {
 	O_MEMORY, O_MEMORY_SWAP, O_CPUS, O_PIDS, O_CGROUP_PARENT, O_SECCOMP, O_SECCOMP_BPF,
 	O_ALLOW_NESTED, O_PUBLISH, O_FORWARD_OUT, O_OUTPUT_LIMIT, O_WORKSPACE, O_DIFF_OUT,
 	O_RUNTIME, O_IMAGE, O_HOST_ROOT, O_SNAPSHOT, O_PUBLISH_WAIT,
+	O_WORKSPACE_IGNORE,
 };
 
 static const struct option run_options[] = {
@@ -65,6 +66,7 @@ static const struct option run_options[] = {
 	{"workspace", required_argument, NULL, O_WORKSPACE},
 	{"diff-out", required_argument, NULL, O_DIFF_OUT},
 	{"snapshot", required_argument, NULL, O_SNAPSHOT},
+	{"workspace-ignore", required_argument, NULL, O_WORKSPACE_IGNORE},
 	{"runtime", required_argument, NULL, O_RUNTIME},
 	{"image", required_argument, NULL, O_IMAGE},
 	{"host-root", no_argument, NULL, O_HOST_ROOT},
@@ -83,7 +85,8 @@ void cl_cli_run_usage(FILE *f)
 	      "  --publish [IP:]HPORT:SPORT[/udp]  --publish-wait MS  --forward-out SPORT:HOST:HPORT\n"
 	      "  --timeout SECONDS  --output-limit BYTES  --json-status FILE|fd:N\n"
 	      "  --runtime auto|native|docker|codeplane  --image IMAGE (docker)\n"
-	      "  --workspace DIR  --snapshot ID  --diff-out FILE  --dry-run --json  --host-root\n"
+	      "  --workspace DIR  --snapshot ID  --diff-out FILE  --workspace-ignore git|none\n"
+	      "  --dry-run --json  --host-root\n"
 	      "See cloister(1).\n", f);
 }
 
@@ -364,6 +367,13 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 			return cl_fail(err, 0, "--snapshot '%s': expected a snapshot id (1 to 64 letters, "
 			               "digits, '.', '_', '-', the first a letter or digit)", v);
 		return xstrdup_set(&p->ws_snapshot, v) ? 0 : cl_fail(err, ENOMEM, "--snapshot");
+	case O_WORKSPACE_IGNORE:
+		if (strcmp(v, "git") != 0 && strcmp(v, "none") != 0)
+			return cl_fail(err, 0, "--workspace-ignore '%s': expected git (leave out what git's "
+			               "ignore rules ignore) or none (capture everything)", v);
+		p->ws_ignore_none = v[0] == 'n';
+		p->ws_ignore_set = true;
+		return 0;
 	case O_RUNTIME:
 		if (cl_runtime_parse(v) < 0)
 			return cl_fail(err, 0, "--runtime '%s': expected auto, native, docker or codeplane", v);
@@ -465,6 +475,8 @@ int cl_cli_run_parse(int argc, char **argv, struct cl_policy *p, struct cl_run_o
 		cl_policy_root_identity(p, n_default);
 	if (rc == 0 && p->diff_out && !p->workspace)
 		rc = cl_fail(err, 0, "--diff-out needs --workspace DIR (the directory whose changes it records)");
+	if (rc == 0 && p->ws_ignore_set && !p->workspace)
+		rc = cl_fail(err, 0, "--workspace-ignore needs --workspace DIR (the directory whose changes it filters)");
 	if (rc == 0 && p->ws_snapshot && !p->workspace)
 		rc = cl_fail(err, 0, "--snapshot needs --workspace DIR (where the snapshot's tree is seen)");
 	cl_strv_free(rs.envs);

@@ -141,7 +141,7 @@ static const char *capture(const struct cl_policy *p, struct ws_run *w, char *ms
 	json_t *bundle = NULL, *skipped = NULL;
 	enum ws_fail why;
 	cl_error err = {0};
-	int rc = ws_capture(w->lower_fd, w->upper_fd, w->copy, NULL, w->seq, &bundle, &skipped, &why, &err);
+	int rc = ws_capture(w->lower_fd, w->upper_fd, w->copy, NULL, w->git_ignore, w->seq, &bundle, &skipped, &why, &err);
 
 	json_decref(skipped);
 

@@ -173,6 +173,8 @@ struct cl_policy {
 	char *workspace;
 	char *diff_out;
 	char *ws_snapshot;        /* --snapshot ID: the workspace's tree is that snapshot's */
+	bool ws_ignore_none;      /* --workspace-ignore none: git's ignore rules not applied */
+	bool ws_ignore_set;       /* --workspace-ignore was given */
 
 	/* Executor choice. */
 	enum cl_runtime runtime;

@@ -133,6 +133,8 @@ char *cl_policy_to_json(const struct cl_policy *p)
 	json_object_set_new(o, "pty", json_boolean(p->pty));
 	json_object_set_new(o, "network", json_string(p->network == CL_NET_HOST ? "host" : "none"));
 	json_object_set_new(o, "publish", ports_json(p));
+	if (p->workspace)
+		json_object_set_new(o, "workspace_ignore", json_string(p->ws_ignore_none ? "none" : "git"));
 	json_object_set_new(o, "publish_wait_ms", json_integer(p->publish_wait_ms));
 	json_object_set_new(o, "forward_out", forwards_json(p));
 	json_object_set_new(o, "limits", limits_json(&p->limits));

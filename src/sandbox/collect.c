@@ -125,7 +125,7 @@ static int capture(struct run *r, json_t **cap, struct ws_bundle *wb, struct sb_
 	*cap = NULL;
 	if (!r->has_ws)
 		return 0;
-	rc = ws_capture(r->ws.lower_fd, r->ws.upper_fd, r->ws.copy, ".smithers", r->ws.seq, cap, &skipped,
+	rc = ws_capture(r->ws.lower_fd, r->ws.upper_fd, r->ws.copy, ".smithers", r->ws.git_ignore, r->ws.seq, cap, &skipped,
 	                &why, &err);
 	/* The run's events name what the bundle left out (its stderr is the
 	 * caller's JSON). */

@@ -286,6 +286,7 @@ static int workspace_mount(struct run *r, struct cl_policy *p, struct sb_error *
 		                  "(cloister workspace snapshots lists them).", snap);
 	if (!(p->workspace = strdup(r->s->root_dir)))
 		return sb_fail(e, SB_PROCESS_SPAWN_FAILED, ENOMEM, NULL, "workspace");
+	p->ws_ignore_none = r->s->workspace.ignore_none;
 	if (r->s->workspace.persistence && !strcmp(r->s->workspace.persistence, "sticky")
 	    ? ws_sticky_prepare(p, &r->ws, r->s->workspace.name, r->s->workspace.idle_timeout_secs, snap, &err) < 0
 	    : ws_run_prepare(p, &r->ws, snap, &err) < 0)

@@ -301,8 +301,9 @@ static bool blank(const char *s)
 
 static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e)
 {
-	static const char *const known[] = {"name", "snapshotId", "idleTimeoutSecs", "persistence", NULL};
-	json_t *name = json_object_get(v, "name"), *snap, *idle, *pers;
+	static const char *const known[] = {"name", "snapshotId", "idleTimeoutSecs", "persistence", "ignore",
+	                                      NULL};
+	json_t *name = json_object_get(v, "name"), *snap, *idle, *pers, *ign;
 	int rc;
 
 	w->idle_timeout_secs = -1;
@@ -341,6 +342,12 @@ static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e
 			return sb_invalid(e, "workspace.persistence",
 			                  "Sandbox workspace persistence must be ephemeral or sticky.");
 		w->persistence = p;
+	}
+	if ((ign = json_object_get(v, "ignore"))) {
+		const char *s = json_is_string(ign) ? json_string_value(ign) : "";
+		if (strcmp(s, "git") != 0 && strcmp(s, "none") != 0)
+			return sb_invalid(e, "workspace.ignore", "Sandbox workspace ignore must be git or none.");
+		w->ignore_none = s[0] == 'n';
 	}
 	return 0;
 }

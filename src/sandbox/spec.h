@@ -45,6 +45,7 @@ struct sb_workspace {
 	char *snapshot_id;    /* trimmed, owned, or NULL */
 	int64_t idle_timeout_secs;   /* -1 = unset */
 	const char *persistence;     /* NULL, "ephemeral" or "sticky" */
+	bool ignore_none;            /* "ignore": "none" (default "git") */
 };
 
 /* Strings are borrowed from root unless marked owned. */

@@ -15,6 +15,7 @@
 #include "src/util/fdio.h"
 #include "src/workspace/capture.h"
 #include "src/workspace/extents.h"
+#include "src/workspace/ignore.h"
 #include "src/workspace/oidcache.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/wsdl.h"
@@ -23,6 +24,7 @@ struct acc {
 	char *s;
 	size_t len, cap;
 	struct ws_oidcache cache;
+	struct ws_ignore *ig;
 };
 
 static int acc_add(struct acc *a, const char *mode, const char *path, const char *oid, cl_error *err)
@@ -114,6 +116,9 @@ static int entry(struct acc *a, int dfd, const char *name, const char *prefix, i
 	memcpy(rel + pl + sep, name, nl + 1);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(err, "reading %s", rel);
+	/* Ignored: not in baseRef, and an ignored dir is not opened. */
+	if (ws_ignore_match(a->ig, rel, S_ISDIR(st.st_mode)))
+		return 0;
 	if (S_ISDIR(st.st_mode)) {
 		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
@@ -153,6 +158,11 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 			close(fd);
 		return cl_fail_errno(err, "reading directory %s", *prefix ? prefix : ".");
 	}
+	/* This directory's rules before any of its entries is matched. */
+	if (a->ig && (rc = ws_ignore_load_dir(a->ig, dfd, prefix, err)) < 0) {
+		closedir(d);
+		return rc;
+	}
 	/* A dup shares the directory offset: start at the top whoever read it. */
 	rewinddir(d);
 	while ((de = readdir(d))) {
@@ -184,9 +194,9 @@ static int walk(struct acc *a, int dfd, const char *prefix, int depth, const cha
 	return rc;
 }
 
-int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err)
+int ws_base_ref(int dir_fd, const char *skip, struct ws_ignore *ig, char out[72], cl_error *err)
 {
-	struct acc a = {0};
+	struct acc a = {.ig = ig};
 	unsigned char h[32];
 	int rc;
 

@@ -21,6 +21,7 @@
 #include "src/util/fdio.h"
 #include "src/policy/policy.h"
 #include "src/util/fsafe.h"
+#include "src/workspace/ignore.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/pathq.h"
 #include "src/workspace/wsdl.h"
@@ -92,6 +93,10 @@ static int upper_entry(struct walk *w, int ufd, int lfd, const char *name, const
 		return cl_fail_errno(w->err, "reading %s", rel);
 	have_l = lfd >= 0 && fstatat(lfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0;
 	if (is_whiteout(&us))
+		return have_l ? ws_walk_old_tree(w, lfd, name, rel, &ls, depth) : 0;
+	/* Ignored in the sandbox's tree: not carried, not walked; the base's
+	 * side is its own (old_tree checks it by its own type). */
+	if (ws_ignore_match(w->ig, rel, S_ISDIR(us.st_mode)))
 		return have_l ? ws_walk_old_tree(w, lfd, name, rel, &ls, depth) : 0;
 	if (S_ISDIR(us.st_mode))
 		return upper_dir(w, ufd, lfd, name, rel, &ls, have_l, depth);
@@ -261,8 +266,8 @@ void ws_skipped_print(const char *what, const json_t *skipped)
 		        json_string_value(json_object_get(e, "type")));
 }
 
-int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq, json_t **bundle,
-               json_t **skipped, enum ws_fail *why, cl_error *err)
+int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, bool git_ignore, uint64_t seq,
+               json_t **bundle, json_t **skipped, enum ws_fail *why, cl_error *err)
 {
 	struct walk w = {.why = WS_FAIL_IO, .skip = skip, .skipped = json_array(), .err = err};
 	struct emit o = {.patches = json_array()};
@@ -274,7 +279,11 @@ int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t
 	*why = WS_FAIL_IO;
 	if (!o.patches || !w.skipped)
 		return cl_fail(err, ENOMEM, "building the diff bundle");
-	if ((rc = ws_dl_load(err)) < 0)
+	if ((rc = ws_dl_load(err)) < 0 || (git_ignore && (rc = ws_ignore_open(&w.ig, lower_fd, err)) < 0))
+		goto out;
+	/* baseRef first: its walk of the base reads every .gitignore the
+	 * walks below match against (those of ignored dirs never count). */
+	if ((rc = ws_base_ref(lower_fd, skip, w.ig, ref, err)) < 0)
 		goto out;
 	rc = copy ? ws_walk_copy(&w, upper_fd, lower_fd, "", 0) : walk_upper(&w, upper_fd, lower_fd, "", 0);
 	*why = w.why;
@@ -289,8 +298,6 @@ int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t
 		               a->is_new ? a : pair ? b : NULL, why, err);
 		i += pair;
 	}
-	if (rc == 0)
-		rc = ws_base_ref(lower_fd, skip, ref, err);
 	if (rc == 0 && !(*bundle = json_pack("{s:I,s:s,s:O}", "seq", (json_int_t)seq, "baseRef", ref,
 	                                     "patches", o.patches)))
 		rc = cl_fail(err, ENOMEM, "building the diff bundle");
@@ -298,6 +305,7 @@ out:
 	for (size_t i = 0; i < w.n; i++)
 		free(w.v[i].path);
 	free(w.v);
+	ws_ignore_free(w.ig);
 	json_decref(o.patches);
 	return rc;
 }

@@ -22,14 +22,19 @@ enum ws_fail { WS_FAIL_IO, WS_FAIL_LIMIT, WS_FAIL_UNSUPPORTED };
  * On error *bundle is NULL, err says why, *why what kind of failure. */
 /* *skipped (the caller's to free, also on error) gets [{path, type}]
  * of the special files (fifos, sockets, devices) left out. */
-int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, uint64_t seq,
+/* git_ignore: paths git's ignore rules of the base tree ignore are left
+ * out of the bundle and of baseRef, and not walked (ignore.h). */
+int ws_capture(int lower_fd, int upper_fd, bool copy, const char *skip, bool git_ignore, uint64_t seq,
                json_t **bundle, json_t **skipped, enum ws_fail *why, cl_error *err);
 /* One line on stderr per entry of skipped, prefixed with what (DIR). */
 void ws_skipped_print(const char *what, const json_t *skipped);
 /* "sha256:<hex>" of the tree at dir_fd into out[72]: every regular file
  * and symlink in it as (mode, path, git blob id of its content); skip as
  * for ws_capture. */
-int ws_base_ref(int dir_fd, const char *skip, char out[72], cl_error *err);
+/* With ig, the paths it ignores are left out (and each walked
+ * directory's .gitignore is added to it first). */
+struct ws_ignore;
+int ws_base_ref(int dir_fd, const char *skip, struct ws_ignore *ig, char out[72], cl_error *err);
 
 /* ".git" in any case: left out of capture and baseRef, refused by apply. */
 bool ws_is_git_dir(const char *name);

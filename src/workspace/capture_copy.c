@@ -15,6 +15,7 @@
 #include "src/policy/policy.h"
 #include "src/workspace/capture_walk.h"
 #include "src/workspace/extents.h"
+#include "src/workspace/ignore.h"
 
 /* Copy mode: names of one directory, sorted (NULL-terminated), or NULL. */
 static char **names_of(int dfd, cl_error *err, const char *rel)
@@ -88,6 +89,9 @@ static int copy_entry(struct walk *w, int nfd, int ofd, const char *name, const 
 	if (fstatat(nfd, name, &ns, AT_SYMLINK_NOFOLLOW) < 0)
 		return cl_fail_errno(w->err, "reading %s", rel);
 	have_o = ofd >= 0 && fstatat(ofd, name, &os, AT_SYMLINK_NOFOLLOW) == 0;
+	/* As in the overlay walk: an ignored path is neither carried nor walked. */
+	if (ws_ignore_match(w->ig, rel, S_ISDIR(ns.st_mode)))
+		return have_o ? ws_walk_old_tree(w, ofd, name, rel, &os, depth) : 0;
 	if (S_ISDIR(ns.st_mode)) {
 		cl_autoclose int sub_n = openat(nfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		cl_autoclose int sub_o = -1;

@@ -16,6 +16,7 @@
 #include "src/util/cleanup.h"
 #include "src/util/error.h"
 #include "src/workspace/capture.h"
+#include "src/workspace/ignore.h"
 #include "src/workspace/patch.h"
 #include "src/workspace/pathq.h"
 
@@ -107,6 +108,9 @@ int ws_walk_old_tree(struct walk *w, int lfd, const char *name, const char *rel,
 	struct dirent *de;
 	int fd, rc = 0;
 
+	/* An ignored path is neither carried nor walked. */
+	if (ws_ignore_match(w->ig, rel, S_ISDIR(st->st_mode)))
+		return 0;
 	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
 		return ws_walk_push(w, rel, false, st);
 	if (!S_ISDIR(st->st_mode))

@@ -27,6 +27,7 @@ struct walk {
 	size_t n, cap;
 	enum ws_fail why;
 	const char *skip;
+	struct ws_ignore *ig;  /* the base's ignore rules, or NULL */
 	json_t *skipped;      /* [{path, type}]: special files left out */
 	cl_error *err;
 };

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "src/workspace/run.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -45,7 +46,7 @@ int ws_run_native(struct cl_policy *p, struct cl_status *st, bool *after, cl_err
 	 * nothing writes the upper dir any more. */
 	if (rc == 0 && p->diff_out) {
 		*after = true;
-		rc = ws_capture(w.lower_fd, w.upper_fd, w.copy, NULL, 1, &bundle, &skipped, &why, err);
+		rc = ws_capture(w.lower_fd, w.upper_fd, w.copy, NULL, w.git_ignore, 1, &bundle, &skipped, &why, err);
 		if (rc == 0) {
 			char what[sizeof(w.dir) + 16];
 			snprintf(what, sizeof(what), "--workspace %s", w.dir);
@@ -82,7 +83,7 @@ int ws_kept_capture(const char *kept, const char *file, cl_error *err)
 	cl_autoclose int kfd = open(kept, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cl_autoclose int lower = -1;
 	cl_autoclose int upper = -1;
-	char low[4400], mode[16], skip[64], seq[32];
+	char low[4400], mode[16], skip[64], seq[32], ign[16] = "git";
 	json_t *bundle = NULL, *skipped = NULL;
 	enum ws_fail why;
 	int rc;
@@ -97,11 +98,14 @@ int ws_kept_capture(const char *kept, const char *file, cl_error *err)
 	    (rc = read_kept(kfd, kept, "kept-skip", skip, sizeof(skip), err)) < 0 ||
 	    (rc = read_kept(kfd, kept, "kept-seq", seq, sizeof(seq), err)) < 0)
 		return rc;
+	/* Kept before the option existed: the default then, git's rules. */
+	if ((rc = ws_read_small(kfd, "kept-ignore", ign, sizeof(ign))) < 0 && rc != -ENOENT)
+		return cl_fail(err, -rc, "%s: reading kept-ignore", kept);
 	if ((lower = open(low, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return cl_fail_errno(err, "%s: opening its base %s", kept, low);
 	if ((upper = openat(kfd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		return cl_fail_errno(err, "%s: opening its upper dir", kept);
-	rc = ws_capture(lower, upper, !strcmp(mode, "copy"), skip[0] ? skip : NULL, strtoull(seq, NULL, 10),
+	rc = ws_capture(lower, upper, !strcmp(mode, "copy"), skip[0] ? skip : NULL, strcmp(ign, "none") != 0, strtoull(seq, NULL, 10),
 	                &bundle, &skipped, &why, err);
 	if (rc == 0)
 		ws_skipped_print(kept, skipped);

@@ -104,6 +104,7 @@ static int begin(struct cl_policy *p, struct ws_run *w, char *root, size_t len, 
 	memset(w, 0, sizeof(*w));
 	w->parent_fd = w->run_fd = w->lower_fd = w->upper_fd = w->work_fd = w->snap_fd = -1;
 	w->seq = 1;
+	w->git_ignore = !p->ws_ignore_none;
 	if (!realpath(p->workspace, w->dir))
 		return cl_fail_errno(err, "--workspace %s", p->workspace);
 	snprintf(w->lower, sizeof(w->lower), "%s", w->dir);
@@ -399,6 +400,7 @@ int ws_run_keep(struct ws_run *w, const char *skip, char *out, size_t len, cl_er
 	if ((rc = ws_write_small(w->run_fd, "kept-mode", w->copy ? "copy" : "overlay")) < 0 ||
 	    (rc = ws_write_small(w->run_fd, "kept-skip", skip ? skip : "")) < 0 ||
 	    (rc = ws_write_small(w->run_fd, "kept-seq", seq)) < 0 ||
+	    (rc = ws_write_small(w->run_fd, "kept-ignore", w->git_ignore ? "git" : "none")) < 0 ||
 	    (rc = ws_write_small(w->run_fd, "kept-lower", w->lower)) < 0)
 		return cl_fail(err, -rc, "keeping the workspace's changes in %s", w->upper);
 	snprintf(kept, sizeof(kept), "%s", w->name);

@@ -24,6 +24,7 @@ struct ws_run {
 	char upper[4400];     /* upper/'s path: the overlay's upper dir, or (copy) the whole tree */
 	bool sticky;          /* kept at cleanup (spec persistence "sticky") */
 	bool copy;            /* no overlayfs here: upper_fd is a copy of DIR */
+	bool git_ignore;      /* the capture applies git's ignore rules (not --workspace-ignore none) */
 	uint64_t seq;         /* the bundle's seq: 1, or the sticky one's next */
 };
 
@@ -48,7 +49,7 @@ int ws_sticky_commit_seq(struct ws_run *w, cl_error *err);
 #define WS_KEPT_DAYS 7
 /* After a failed capture: the run dir becomes <state>/workspaces/kept-*
  * (a sticky one stays where it is), with what `cloister diff capture`
- * needs (kept-lower, kept-mode, kept-skip, kept-seq); its path into out.
+ * needs (kept-lower, kept-mode, kept-skip, kept-seq, kept-ignore); its path into out.
  * cleanup then leaves it. */
 int ws_run_keep(struct ws_run *w, const char *skip, char *out, size_t len, cl_error *err);
 /* ws_run_keep, then the one line on stderr saying where and how to

@@ -1,4 +1,4 @@
-/* Loads libgit2 (diff hunks, blob ids) and libcrypto (SHA-256) with
+/* Loads libgit2 (diff hunks, blob ids, ignore rules) and libcrypto (SHA-256) with
  * dlopen the first time a workspace diff is made, applied or shown. */
 #define _GNU_SOURCE
 #include "src/workspace/wsdl.h"
@@ -20,7 +20,8 @@ static int load_git(cl_error *err)
 {
 	static const char *const names[] = {
 		"git_libgit2_init", "git_diff_buffers", "git_odb_hash", "git_odb_hashfile", "git_oid_fmt",
-		"git_error_last",
+		"git_error_last", "git_repository_new", "git_repository_free", "git_ignore_add_rule",
+		"git_ignore_path_is_ignored",
 	};
 	struct ws_git_api api;
 	void **slot = (void **)&api;

@@ -5,6 +5,7 @@
 #define WS_DL_H
 
 #include <git2.h>
+#include <git2/sys/repository.h>
 #include <stddef.h>
 
 #include "src/util/error.h"
@@ -16,6 +17,10 @@ struct ws_git_api {
 	__typeof__(git_odb_hashfile) *odb_hashfile;
 	__typeof__(git_oid_fmt) *oid_fmt;
 	__typeof__(git_error_last) *error_last;
+	__typeof__(git_repository_new) *repository_new;
+	__typeof__(git_repository_free) *repository_free;
+	__typeof__(git_ignore_add_rule) *ignore_add_rule;
+	__typeof__(git_ignore_path_is_ignored) *ignore_path_is_ignored;
 };
 
 extern struct ws_git_api ws_git;
