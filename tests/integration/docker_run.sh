@@ -295,7 +295,7 @@ t_spec_runtime_docker_runs_in_a_container() {
 }
 
 t_spec_runtime_docker_cancel_removes_the_container() {
-	local before pid rc new
+	local before pid rc left t0
 	docker_up
 	before=$(docker ps -aq --filter label=org.cloister.executor=docker | sort)
 	new() { comm -13 <(echo "$before") <(docker ps -aq --filter label=org.cloister.executor=docker | sort); }
@@ -304,9 +304,15 @@ t_spec_runtime_docker_cancel_removes_the_container() {
 	pid=$!
 	wait_until sh -c "[ -n \"\$(docker ps -q --filter label=org.cloister.executor=docker --filter status=running | grep -vxF '$before')\" ]" ||
 		fail "the container never ran ($(cat "$T_TMP/err"))"
+	t0=$SECONDS
 	kill -TERM $pid; wait $pid; rc=$?
 	assert_eq 143 "$rc" "cancelled run's exit ($(cat "$T_TMP/err"))"
-	assert_eq "" "$(new)" "containers left by the cancelled run"
+	# What is left, and in which state, says whose fault it is: one still
+	# running was never removed; one "Removal In Progress" is docker's.
+	left=$(new)
+	[ -z "$left" ] || fail "containers left by the cancelled run, $((SECONDS - t0)) s after the cancel:" \
+		"$(for c in $left; do docker inspect -f '{{.Id}} {{.State.Status}} {{.Name}}' "$c"; done | tr '\n' ';')" \
+		"result: $(head -c 600 "$T_TMP/out") stderr: $(head -c 600 "$T_TMP/err")"
 }
 
 t_auto_runs_docker_where_native_cannot() {
