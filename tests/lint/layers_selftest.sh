@@ -35,5 +35,16 @@ mk src/newfolder/x.c '#include "src/util/error.h"'
 expect src/newfolder/x.c:1 "a folder in no layer"
 rm -r "$tmp/src/newfolder"
 expect pass "clean tree again"
-[ $rc = 0 ] && echo "layers self-test: ok (a clean tree passes, 3 planted arrows caught)"
+# A file circle: a.c -> b.h, b.c -> a.h in one folder (--file-cycles).
+mk src/sandbox/a.c '#include "src/sandbox/a.h"' '#include "src/sandbox/b.h"'
+mk src/sandbox/a.h '/* a */'
+mk src/sandbox/b.c '#include "src/sandbox/b.h"'
+mk src/sandbox/b.h '#include "src/sandbox/a.h"'
+out=$(python3 "$HERE/layers.py" --file-cycles "$tmp" 2>&1)
+grep -q '^src/sandbox/a.c:2: file circle' <<<"$out" ||
+	{ echo "layers self-test: file circle a<->b not caught: $out"; rc=1; }
+rm "$tmp/src/sandbox/b.h"; mk src/sandbox/b.h '/* b */'
+python3 "$HERE/layers.py" --file-cycles "$tmp" >/dev/null 2>&1 ||
+	{ echo "layers self-test: own-header include (foo.c+foo.h) taken for a circle"; rc=1; }
+[ $rc = 0 ] && echo "layers self-test: ok (a clean tree passes, 3 planted arrows and a file circle caught)"
 exit $rc
