@@ -37,10 +37,27 @@ static const struct {
 	{__NR_openat, 3, "openat"}, {__NR_mknodat, 2, "mknodat"},
 };
 
-static const int xattr_calls[] = {
-	__NR_setxattr, __NR_lsetxattr, __NR_fsetxattr, __NR_setxattrat,
+/* The calls stopped whatever their arguments, with the errno they get.
+ * openat2 takes its mode in a struct seccomp cannot read; programs fall
+ * back to openat on ENOSYS. io_uring's operations (openat, fchmod to
+ * come) bypass seccomp altogether. security.capability needs CAP_SETFCAP:
+ * without it anywhere in the sandbox the kernel refuses and user xattrs
+ * keep working; with it, the name cannot be matched here, so the setxattr
+ * family is stopped whole (fcaps). One table for the guard's own filter
+ * and for the profile it is folded into (docker). */
+static const struct {
+	int nr;
+	const char *name;
+	int errnum;
+	bool fcaps;   /* only when CAP_SETFCAP can be had (can_set_fcaps) */
+} deny_calls[] = {
+	{__NR_openat2, "openat2", ENOSYS, false},
+	{__NR_io_uring_setup, "io_uring_setup", EPERM, false},
+	{__NR_setxattr, "setxattr", EPERM, true},
+	{__NR_lsetxattr, "lsetxattr", EPERM, true},
+	{__NR_fsetxattr, "fsetxattr", EPERM, true},
+	{__NR_setxattrat, "setxattrat", EPERM, true},
 };
-static const char *const xattr_names[] = {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"};
 
 static void ctx_release(scmp_filter_ctx *c)
 {
@@ -92,18 +109,9 @@ int sc_guard_build(const struct cl_policy *p, struct sc_program *out, cl_error *
 		rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (rc == 0)
 		rc = add_mode_rules(ctx);
-	/* openat2 takes its mode in a struct seccomp cannot read; programs
-	 * fall back to openat on ENOSYS. io_uring's operations (openat, fchmod
-	 * to come) bypass seccomp altogether. */
-	if (rc == 0)
-		rc = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(ENOSYS), __NR_openat2, 0);
-	if (rc == 0)
-		rc = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), __NR_io_uring_setup, 0);
-	/* security.capability needs CAP_SETFCAP; without it anywhere in the
-	 * sandbox the kernel refuses, and user xattrs keep working. With it,
-	 * the name cannot be matched here: every setxattr is refused. */
-	for (size_t i = 0; rc == 0 && can_set_fcaps(p) && i < sizeof(xattr_calls) / sizeof(xattr_calls[0]); i++)
-		rc = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(EPERM), xattr_calls[i], 0);
+	for (size_t i = 0; rc == 0 && i < sizeof(deny_calls) / sizeof(deny_calls[0]); i++)
+		if (!deny_calls[i].fcaps || can_set_fcaps(p))
+			rc = seccomp_rule_add_exact(ctx, SCMP_ACT_ERRNO(deny_calls[i].errnum), deny_calls[i].nr, 0);
 	if (rc < 0)
 		return cl_fail(err, -rc, "building the root guard's seccomp rules");
 	rc = sc_export(ctx, &filter, &n, err);
@@ -207,11 +215,8 @@ int sc_guard_fold(const struct cl_policy *p, struct sc_profile *prof, cl_error *
 		               "or the native runtime");
 	for (size_t i = 0; rc == 0 && i < sizeof(mode_calls) / sizeof(mode_calls[0]); i++)
 		rc = fold_mode_call(prof, mode_calls[i].name, mode_calls[i].arg, err);
-	if (rc == 0)
-		rc = fold_deny(prof, "openat2", SCMP_ACT_ERRNO(ENOSYS), err);
-	if (rc == 0)
-		rc = fold_deny(prof, "io_uring_setup", SCMP_ACT_ERRNO(EPERM), err);
-	for (size_t i = 0; rc == 0 && can_set_fcaps(p) && i < sizeof(xattr_names) / sizeof(xattr_names[0]); i++)
-		rc = fold_deny(prof, xattr_names[i], SCMP_ACT_ERRNO(EPERM), err);
+	for (size_t i = 0; rc == 0 && i < sizeof(deny_calls) / sizeof(deny_calls[0]); i++)
+		if (!deny_calls[i].fcaps || can_set_fcaps(p))
+			rc = fold_deny(prof, deny_calls[i].name, SCMP_ACT_ERRNO(deny_calls[i].errnum), err);
 	return rc;
 }

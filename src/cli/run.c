@@ -368,10 +368,10 @@ static int parse_one(int c, const char *v, struct cl_policy *p, struct cl_run_op
 			               "digits, '.', '_', '-', the first a letter or digit)", v);
 		return xstrdup_set(&p->ws_snapshot, v) ? 0 : cl_fail(err, ENOMEM, "--snapshot");
 	case O_WORKSPACE_IGNORE:
-		if (strcmp(v, "git") != 0 && strcmp(v, "none") != 0)
+		if (cl_ws_ignore_parse(v) < 0)
 			return cl_fail(err, 0, "--workspace-ignore '%s': expected git (leave out what git's "
 			               "ignore rules ignore) or none (capture everything)", v);
-		p->ws_ignore_none = v[0] == 'n';
+		p->ws_ignore_none = cl_ws_ignore_parse(v) == 1;
 		p->ws_ignore_set = true;
 		return 0;
 	case O_RUNTIME:

@@ -379,3 +379,10 @@ void cl_policy_free(struct cl_policy *p)
 	free(p->hooks.lock_file);
 	memset(p, 0, sizeof(*p));
 }
+
+int cl_ws_ignore_parse(const char *name)
+{
+	if (name && strcmp(name, "git") == 0)
+		return 0;
+	return name && strcmp(name, "none") == 0 ? 1 : -1;
+}

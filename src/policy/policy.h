@@ -206,6 +206,8 @@ void cl_policy_root_identity(struct cl_policy *p, size_t first_user);
  * through an idmapped bind belongs to host root, so it must not be able to
  * make a file setuid, setgid or file-capable (seccomp/guard.c). */
 bool cl_policy_root_guarded(const struct cl_policy *p);
+/* --workspace-ignore / spec workspace.ignore: "git" 0, "none" 1, else -1. */
+int cl_ws_ignore_parse(const char *name);
 
 /* `cloister run`'s bounds when no option says otherwise (docs/limits.md).
  * RLIMIT_NPROC is counted per user namespace (Linux >= 5.14), so in the

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "src/policy/parse.h"
+#include "src/policy/policy.h"
 #include "src/workspace/snapshot.h"
 
 static const char *const top_fields[] = {
@@ -344,10 +345,10 @@ static int parse_workspace(json_t *v, struct sb_workspace *w, struct sb_error *e
 		w->persistence = p;
 	}
 	if ((ign = json_object_get(v, "ignore"))) {
-		const char *s = json_is_string(ign) ? json_string_value(ign) : "";
-		if (strcmp(s, "git") != 0 && strcmp(s, "none") != 0)
+		int none = cl_ws_ignore_parse(json_string_value(ign));
+		if (none < 0)
 			return sb_invalid(e, "workspace.ignore", "Sandbox workspace ignore must be git or none.");
-		w->ignore_none = s[0] == 'n';
+		w->ignore_none = none == 1;
 	}
 	return 0;
 }
